@@ -111,15 +111,10 @@ int apsolve_entry_fit_prefix(const ApsolveProblem *p, const ApsolveOptions *opt,
                              int64_t budget, const double *f, int nf)
 {
     const ApsolveMemory *m = &p->memory[idx];
-    int a = 0, b = nf;
-    while (a < b) {
-        int mid = a + (b - a) / 2;
-        if (fits(opt, m, m->avail, budget, f[mid]))
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    return a;
+    if (m->avail <= 0) /* fits() says every count fits */
+        return nf;
+    return apsolve_stage_memory_fit_prefix(apsolve_memory_rule(opt), m->peak, m->initial,
+                                           m->intermediate, budget, f, nf);
 }
 
 int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx, int n)

@@ -220,13 +220,20 @@ double apsolve_stage_in_flight_a2a(ApsolveMemoryRule rule, ApsolveSchedule s, in
     return apsolve_schedule_in_flight_a2a(s, vpp, B, n, k, a2a_overlap);
 }
 
-double apsolve_stage_extra_copies(ApsolveMemoryRule rule, double f)
+/* apsolve_stage_extra_copies, here inlined into the memory tests below
+ * (a call per test was a tenth of a fit prefix's instructions). */
+static double extra_copies(ApsolveMemoryRule rule, double f)
 {
     if (isnan(f))
         return f;
     if (rule == APSOLVE_MEMORY_ALPA)
         return f;
     return f >= 1.0 ? f - 1.0 : 0.0;
+}
+
+double apsolve_stage_extra_copies(ApsolveMemoryRule rule, double f)
+{
+    return extra_copies(rule, f);
 }
 
 /* Below 2^53 every integer is a double, and a sum or product of such
@@ -246,7 +253,7 @@ long long apsolve_stage_memory_need(ApsolveMemoryRule rule, long long peak, long
     double e;
     if (peak <= 0 && initial <= 0 && intermediate <= 0)
         return 0;
-    e = apsolve_stage_extra_copies(rule, f);
+    e = extra_copies(rule, f);
     /* Whole copies of byte counts below 2^52 (every stored entry): the sum
      * below is an exact integer in double, so it is the long double need
      * below and its llroundl (a search's most frequent memory test; x87
@@ -281,23 +288,74 @@ long long apsolve_stage_memory_need(ApsolveMemoryRule rule, long long peak, long
  * the comparisons' own roundings included) puts both on its side, and
  * the answer is the need's. Closer, or outside those ranges, the need
  * itself is worked out. */
+/* The test's per-entry part (figures and budget), worked out once for the
+ * counts of a bisection (apsolve_stage_memory_fit_prefix) rather than per
+ * count: the same double operations in the same order, so the same
+ * answers. */
+typedef struct {
+    int quick; /* the ranges the bound needs hold */
+    double base, abase, thr, inter;
+} FitQuick;
+
+static FitQuick fit_quick_init(long long peak, long long initial, long long intermediate,
+                               long long budget)
+{
+    FitQuick q;
+    q.quick = budget >= 0 && budget < (1LL << 52) && below_2_52(peak) && below_2_52(initial) &&
+              below_2_52(intermediate) && (peak > 0 || initial > 0 || intermediate > 0);
+    q.base = (double)peak + (double)initial;
+    q.abase = fabs((double)peak) + fabs((double)initial);
+    q.thr = (double)budget + 0.5;
+    q.inter = (double)intermediate;
+    return q;
+}
+
+/* 1 fits, 0 does not, -1 too close to tell (or out of the ranges): the
+ * need itself decides. */
+static int fit_quick(const FitQuick *q, ApsolveMemoryRule rule, double f)
+{
+    double e;
+    if (!q->quick)
+        return -1;
+    e = extra_copies(rule, f);
+    if (fabs(e) < 1e6) { /* finite (NaN fails), and M far below 2^100 */
+        double part = e * q->inter, sum = q->base + part;
+        double margin = (q->abase + fabs(part)) * 0x1p-49 + 1.0;
+        if (sum < q->thr - margin)
+            return 1;
+        if (sum > q->thr + margin)
+            return 0;
+    }
+    return -1;
+}
+
 int apsolve_stage_memory_fits(ApsolveMemoryRule rule, long long peak, long long initial,
                               long long intermediate, double f, long long budget)
 {
-    if (budget >= 0 && budget < (1LL << 52) && below_2_52(peak) && below_2_52(initial) &&
-        below_2_52(intermediate) && (peak > 0 || initial > 0 || intermediate > 0)) {
-        double e = apsolve_stage_extra_copies(rule, f);
-        if (fabs(e) < 1e6) { /* finite (NaN fails), and M far below 2^100 */
-            double part = e * (double)intermediate, sum = ((double)peak + (double)initial) + part;
-            double margin = (fabs((double)peak) + fabs((double)initial) + fabs(part)) * 0x1p-49 + 1.0;
-            double thr = (double)budget + 0.5;
-            if (sum < thr - margin)
-                return 1;
-            if (sum > thr + margin)
-                return 0;
-        }
-    }
+    FitQuick q = fit_quick_init(peak, initial, intermediate, budget);
+    int r = fit_quick(&q, rule, f);
+    if (r >= 0)
+        return r;
     return apsolve_stage_memory_need(rule, peak, initial, intermediate, f) <= budget;
+}
+
+int apsolve_stage_memory_fit_prefix(ApsolveMemoryRule rule, long long peak, long long initial,
+                                    long long intermediate, long long budget, const double *f,
+                                    int nf)
+{
+    FitQuick q = fit_quick_init(peak, initial, intermediate, budget);
+    int a = 0, b = nf;
+    while (a < b) {
+        int mid = a + (b - a) / 2;
+        int r = fit_quick(&q, rule, f[mid]);
+        if (r < 0)
+            r = apsolve_stage_memory_need(rule, peak, initial, intermediate, f[mid]) <= budget;
+        if (r)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a;
 }
 
 double apsolve_schedule_transfer_factor(ApsolveSchedule s, int vpp)

@@ -206,6 +206,14 @@ long long apsolve_stage_memory_need(ApsolveMemoryRule rule, long long peak, long
  * (the searches' memory tests: schedule.c has the error bound). */
 int apsolve_stage_memory_fits(ApsolveMemoryRule rule, long long peak, long long initial,
                               long long intermediate, double f, long long budget);
+/* The bisection over counts f[0 .. nf) of apsolve_stage_memory_fits (the
+ * same tests, the same order, its per-entry part worked out once): the
+ * first count a is such that f[a - 1] fits and f[a] does not, as the
+ * bisection finds it (the length of the prefix that fits when the
+ * intermediate is >= 0 and f ascends: the need is then non-decreasing). */
+int apsolve_stage_memory_fit_prefix(ApsolveMemoryRule rule, long long peak, long long initial,
+                                    long long intermediate, long long budget, const double *f,
+                                    int nf);
 
 /* Forward passes (model chunks) rank k of n runs before its first backward
  * under Megatron-Core's schedules (get_pp_rank_microbatches in

@@ -323,6 +323,50 @@ static void test_memory_fits(void)
     CU_ASSERT_EQUAL(differ, 0);
 }
 
+/* apsolve_stage_memory_fit_prefix (one entry's bisection over a family's
+ * ascending counts) is the bisection of need <= budget, the need rounded
+ * in long double, count by count: budgets at a count's need and a byte
+ * either side (the near answers), and any byte counts. */
+static void test_memory_fit_prefix(void)
+{
+    uint64_t rng = 0xF17Full;
+    int differ = 0, inner = 0;
+    for (int t = 0; t < 100000; t++) {
+        ApsolveMemoryRule rule = t % 2 ? APSOLVE_MEMORY_EXACT : APSOLVE_MEMORY_ALPA;
+        double f[24];
+        int nf = 1 + (int)(oracle_rand(&rng) % 24), a = 0, b;
+        int64_t peak, initial, inter, budget;
+        f[0] = (double)(oracle_rand(&rng) % 4) / 3.0;
+        for (int k = 1; k < nf; k++) /* ascending, some repeated, some fractional */
+            f[k] = f[k - 1] + (double)(oracle_rand(&rng) % 4) / (t % 3 ? 1.0 : 9.0);
+        if (t % 4) {
+            peak = (int64_t)(oracle_rand(&rng) >> 13);
+            initial = (int64_t)(oracle_rand(&rng) >> 13);
+            inter = (int64_t)(oracle_rand(&rng) >> (13 + oracle_rand(&rng) % 30));
+            budget = apsolve_stage_memory_need(rule, peak, initial, inter,
+                                               f[oracle_rand(&rng) % (uint64_t)nf]) +
+                     (int64_t)(oracle_rand(&rng) % 3) - 1;
+        } else {
+            peak = any_bytes(&rng);
+            initial = any_bytes(&rng);
+            inter = any_bytes(&rng);
+            budget = any_bytes(&rng);
+        }
+        b = nf;
+        while (a < b) {
+            int mid = a + (b - a) / 2;
+            if (apsolve_stage_memory_need(rule, peak, initial, inter, f[mid]) <= budget)
+                a = mid + 1;
+            else
+                b = mid;
+        }
+        inner += a > 0 && a < nf;
+        differ += apsolve_stage_memory_fit_prefix(rule, peak, initial, inter, budget, f, nf) != a;
+    }
+    CU_ASSERT(inner > 1000);
+    CU_ASSERT_EQUAL(differ, 0);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -331,6 +375,7 @@ int main(void)
         {"table items in (cost, config) order", test_table_order},
         {"memory tests on integers", test_memory_integers},
         {"memory fits: the rounded need's answer", test_memory_fits},
+        {"memory fit prefix: the bisection of the rounded need", test_memory_fit_prefix},
     };
     return CUNIT_RUN("solver_dp_shortcuts", tests);
 }
