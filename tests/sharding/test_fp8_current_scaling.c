@@ -26,12 +26,11 @@
 #include "model/zoo.h"
 #include "sharding/sharding.h"
 #include "stage.h"
+#include "zoo_fixture.h"
 
 static ApprofGraph *gpt_block(void)
 {
     ApprofZooOptions o;
-    ApprofGraph *g = NULL;
-    char err[256];
     memset(&o, 0, sizeof o);
     o.num_layers = 1;
     o.hidden = 1024;
@@ -40,11 +39,7 @@ static ApprofGraph *gpt_block(void)
     o.vocab = 2056;
     o.batch = 8;
     o.dtype = "bf16";
-    int rc = approf_zoo_build("gpt", &o, &g, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "gpt: %s\n", err);
-    CU_ASSERT_FATAL(rc == 0);
-    return g;
+    return zoo_fixture_build("gpt", &o);
 }
 
 /* The whole graph as one stage on one 8-GPU h100-sxm host, logical mesh

@@ -28,8 +28,6 @@
 static ApprofGraph *build_llama(void)
 {
     ApprofZooOptions o;
-    ApprofGraph *g = NULL;
-    char err[256];
     memset(&o, 0, sizeof o);
     o.num_layers = 2;
     o.hidden = 128;
@@ -38,11 +36,7 @@ static ApprofGraph *build_llama(void)
     o.vocab = 512;
     o.batch = 2;
     o.dtype = "f32";
-    int rc = approf_zoo_build("llama", &o, &g, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "llama: %s\n", err);
-    CU_ASSERT_FATAL(rc == 0);
-    return g;
+    return zoo_fixture_build("llama", &o);
 }
 
 /* The whole graph as one stage on one GPU. */

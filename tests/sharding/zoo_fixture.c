@@ -7,29 +7,30 @@
 #include "sharding/sharding.h"
 #include "zoo_fixture.h"
 
+ApprofGraph *zoo_fixture_build(const char *model, const ApprofZooOptions *o)
+{
+    ApprofGraph *g = NULL;
+    char err[256];
+    int rc = approf_zoo_build(model, o, &g, err, sizeof err);
+    if (rc)
+        fprintf(stderr, "%s: %s\n", model, err);
+    CU_ASSERT_FATAL(rc == 0);
+    return g;
+}
+
 ApprofGraph *zoo_fixture_mlp(int64_t batch, int hidden)
 {
     ApprofZooOptions o;
-    ApprofGraph *g = NULL;
-    char err[256];
-    int rc;
     memset(&o, 0, sizeof o);
     o.batch = batch;
     o.hidden = hidden;
     o.dtype = "f16";
-    rc = approf_zoo_build("mlp", &o, &g, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "mlp: %s\n", err);
-    CU_ASSERT_FATAL(rc == 0);
-    return g;
+    return zoo_fixture_build("mlp", &o);
 }
 
 ApprofGraph *zoo_fixture_gpt(int layers)
 {
     ApprofZooOptions o;
-    ApprofGraph *g = NULL;
-    char err[256];
-    int rc;
     memset(&o, 0, sizeof o);
     o.num_layers = layers;
     o.hidden = 1024;
@@ -38,19 +39,12 @@ ApprofGraph *zoo_fixture_gpt(int layers)
     o.vocab = 1024;
     o.batch = 8;
     o.dtype = "f16";
-    rc = approf_zoo_build("gpt", &o, &g, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "gpt: %s\n", err);
-    CU_ASSERT_FATAL(rc == 0);
-    return g;
+    return zoo_fixture_build("gpt", &o);
 }
 
 ApprofGraph *zoo_fixture_fp8_gpt_layer(void)
 {
     ApprofZooOptions o;
-    ApprofGraph *g = NULL;
-    char err[256];
-    int rc;
     memset(&o, 0, sizeof o);
     o.num_layers = 1;
     o.hidden = 1024;
@@ -59,11 +53,7 @@ ApprofGraph *zoo_fixture_fp8_gpt_layer(void)
     o.vocab = 2048 + 8;
     o.batch = 2;
     o.dtype = "bf16";
-    rc = approf_zoo_build("gpt", &o, &g, err, sizeof err);
-    if (rc)
-        fprintf(stderr, "gpt: %s\n", err);
-    CU_ASSERT_FATAL(rc == 0);
-    return g;
+    return zoo_fixture_build("gpt", &o);
 }
 
 int zoo_fixture_shard_whole(const ApprofGraph *g, const ApprofHardwareSpec *hw, int gpus,

@@ -7,8 +7,13 @@
 #define SHARDING_ZOO_FIXTURE_H
 
 #include "graph.h"
+#include "model/zoo.h"
 #include "hardware.h"
 #include "stage.h"
+
+/* The zoo's model `model` at options o; a CUnit fatal assertion (after
+ * the zoo's message on stderr) when the zoo refuses it. */
+ApprofGraph *zoo_fixture_build(const char *model, const ApprofZooOptions *o);
 
 /* That GPT with the given number of layers; a CUnit fatal assertion when
  * the zoo refuses it. */
