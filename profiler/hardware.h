@@ -103,6 +103,11 @@ typedef struct ApprofHardwareSpec {
                                     * devices once a step (torchmetrics' compute under
                                     * Composer: 4 for llm-foundry's MPT); 0: none
                                     * (hw/metric_sync.c) */
+    int grad_presync_passes;       /* passes over the local gradient buffer, at its reduce
+                                    * width, on the compute stream before the
+                                    * data-parallel reduction (Megatron-Core r0.8's NaN
+                                    * norm and 1/dp scaling: 3); 0: none
+                                    * (hw/grad_presync.c) */
     int grad_accum_fusion;         /* 1: each micro-batch's weight gradients are added into
                                     * the accumulation buffer inside the weight-gradient
                                     * GEMM (Megatron's gradient_accumulation_fusion); 0: by
@@ -413,6 +418,11 @@ double approf_loss_metric_seconds(const ApprofHardwareSpec *hw, const ApprofKern
  * approf_stage_apply_seconds_of adds it. hw/metric_sync.c. */
 struct ApprofStageProgram;
 double approf_metric_sync_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p);
+/* The seconds, once a step, of grad_presync_passes streaming passes over
+ * the gradients p reduces over its data-parallel group (at their reduce
+ * width) on the compute stream; 0 without the field or without that
+ * reduction. approf_stage_apply_seconds_of adds it. hw/grad_presync.c. */
+double approf_grad_presync_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p);
 
 /* One streaming kernel of `bytes` at `rate` bytes/s (hw/cost.c): the
  * bytes over the rate plus the launch overhead, at least the host

@@ -558,7 +558,7 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             hw->attention_eff_seq[2], hw->attention_eff_seq[3], hw->attention_eff_seq[4],
             (double)hw->nccl_channels, (double)hw->moe_drop_pad, hw->optimizer_step_bytes,
             (double)hw->loss_metric_passes, (double)hw->metric_sync_states,
-            (double)hw->cp_ring_torch};
+            (double)hw->cp_ring_torch, (double)hw->grad_presync_passes};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -665,7 +665,8 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"attention_efficiency_8k", hw->attention_eff_seq[2]},
             {"attention_efficiency_16k", hw->attention_eff_seq[3]},
             {"attention_efficiency_32k", hw->attention_eff_seq[4]},
-            {"nccl_channels", (double)hw->nccl_channels}};
+            {"nccl_channels", (double)hw->nccl_channels},
+            {"grad_presync_passes", (double)hw->grad_presync_passes}};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i].v == 0.0)
