@@ -33,6 +33,12 @@
 # "after-backward" (DeepLearningExamples' BERT: DDP with one bucket the size
 # of the GPU's memory, i.e. once the backward is done), which prices the
 # case with grad_overlap = 0 (bench/framework_spec.py).
+# The grad_dtype column: "f32" where the gradients are reduced in f32
+# whatever the model's dtype (torch.cuda.amp's autocast keeps the ResNet-50
+# runs' parameters, and so their gradients, in f32), "-" otherwise.  The
+# optimizer column: "sgd" where the step is torch.optim.SGD's
+# per-parameter loop (priced by its bytes, SGD_STEP_BYTES below), "-"
+# for the built-in count.
 # The workload column says whether the measured program ran fixed-length
 # samples ("fixed") or length-binned ones ("binned", BERT phase 2 on LDDL's
 # bins of 64 tokens).  A binned row is priced as the expectation over the
@@ -105,12 +111,27 @@ def first_line(err):
             return line.strip()
     return "(no message)"
 
+# The optimizer column: "-" (the step priced as fused Adam's bytes, the
+# built-in count) or "sgd": DeepLearningExamples' ResNet-50 steps
+# torch.optim.SGD (momentum, weight decay; image_classification/
+# optimizers.py get_sgd_optimizer at 7bdfc81d), whose step loops over the
+# parameters (torch/optim/_functional.py sgd): d_p = grad + wd * p (reads 8,
+# writes 4 bytes an f32 element), buf.mul_ (4 + 4), buf.add_(d_p) (8 + 4),
+# p.add_(buf) (8 + 4); then optimizer.zero_grad() zeroes each gradient (4);
+# 48 bytes.  Under AMP, GradScaler.step first unscales the f32 gradients in
+# place (_amp_foreach_non_finite_check_and_unscale_: 4 + 4): 56.  Priced
+# as the spec's optimizer_step_bytes (docs/validation.md, "DeepLearningExamples'
+# multi-GPU rows: what eight GPUs add").
+SGD_STEP_BYTES = {False: "48", True: "56"}
+
 specs = {}
 def spec_files(c):
     """(copy of case c's spec with unbounded memory and the fields its
     framework sets otherwise (framework_spec.overrides), the spec's
     available bytes)."""
     fields = dict(framework_spec.overrides(c), memory_gib="65536")
+    if c.get("optimizer", "-") == "sgd":
+        fields["optimizer_step_bytes"] = SGD_STEP_BYTES[c["precision"] == "AMP"]
     path = framework_spec.spec_name(TMP, c["hardware"], fields)
     if path not in specs:
         vals = framework_spec.write_spec("validation.sh", APPROF, c["hardware"], fields, path)
@@ -162,6 +183,10 @@ with open(os.environ["CASES"]) as f:
 # these runs have no tensor parallelism
 framework_spec.check("validation.sh", os.environ["CASES"], cases,
                      {"tp_comm": "serial", "grad_dtype": "-", "loss": "-", "grad_accum": "-"})
+for line, c in enumerate(cases, start=2):
+    if c.get("optimizer", "-") not in ("-", "sgd"):
+        sys.exit("validation.sh: %s:%d: field 'optimizer': %r is not one of -, sgd" %
+                 (os.environ["CASES"], line, c.get("optimizer")))
 if ONLY:
     cases = [c for c in cases if re.search(ONLY, c["id"])]
 
