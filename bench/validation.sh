@@ -37,8 +37,10 @@
 # whatever the model's dtype (torch.cuda.amp's autocast keeps the ResNet-50
 # runs' parameters, and so their gradients, in f32), "-" otherwise.  The
 # optimizer column: "sgd" where the step is torch.optim.SGD's
-# per-parameter loop (priced by its bytes, SGD_STEP_BYTES below), "-"
-# for the built-in count.
+# per-parameter loop (priced by its bytes and its kernels, SGD_STEP_BYTES
+# and SGD_KERNELS below), "-" for the built-in count.  The ddp column:
+# "copies" where PyTorch DDP copies each gradient into its bucket and back
+# (DDP_COPIES below: ddp_grad_copies), "-" otherwise.
 # The workload column says whether the measured program ran fixed-length
 # samples ("fixed") or length-binned ones ("binned", BERT phase 2 on LDDL's
 # bins of 64 tokens).  A binned row is priced as the expectation over the
@@ -123,6 +125,21 @@ def first_line(err):
 # as the spec's optimizer_step_bytes (docs/validation.md, "DeepLearningExamples'
 # multi-GPU rows: what eight GPUs add").
 SGD_STEP_BYTES = {False: "48", True: "56"}
+# The same step's kernels, each at least the spec's launch gap
+# (hw/param_loop.c): in DeepLearningExamples' ResNet-50
+# (image_classification/models/resnet.py at 7bdfc81d) 63 parameter tensors
+# take weight decay (53 convolutions, the 4 downsample batch norms, which
+# are not named "bn", and the classifier: 5 kernels with zero_grad's) and
+# the 98 tensors of the 49 batch norms named "bn" do not (4): 707 kernels
+# over 161 tensors.
+SGD_KERNELS = {"param_step_kernels": repr((63 * 5 + 98 * 4) / 161)}
+# The ddp column: "copies" where PyTorch DDP runs without
+# gradient_as_bucket_view (the ResNet-50 runs' DDP(model, device_ids=[gpu])):
+# each gradient copied into its bucket and back, 2 copy kernels a parameter
+# tensor where the gradients are all-reduced (ddp_grad_copies,
+# hw/param_loop.c); "-": none (DeepLearningExamples' BERT sets
+# gradient_as_bucket_view=True).
+DDP_COPIES = "2"
 
 specs = {}
 def spec_files(c):
@@ -132,6 +149,9 @@ def spec_files(c):
     fields = dict(framework_spec.overrides(c), memory_gib="65536")
     if c.get("optimizer", "-") == "sgd":
         fields["optimizer_step_bytes"] = SGD_STEP_BYTES[c["precision"] == "AMP"]
+        fields.update(SGD_KERNELS)
+    if c.get("ddp", "-") == "copies":
+        fields["ddp_grad_copies"] = DDP_COPIES
     path = framework_spec.spec_name(TMP, c["hardware"], fields)
     if path not in specs:
         vals = framework_spec.write_spec("validation.sh", APPROF, c["hardware"], fields, path)
@@ -187,6 +207,9 @@ for line, c in enumerate(cases, start=2):
     if c.get("optimizer", "-") not in ("-", "sgd"):
         sys.exit("validation.sh: %s:%d: field 'optimizer': %r is not one of -, sgd" %
                  (os.environ["CASES"], line, c.get("optimizer")))
+    if c.get("ddp", "-") not in ("-", "copies"):
+        sys.exit("validation.sh: %s:%d: field 'ddp': %r is not one of -, copies" %
+                 (os.environ["CASES"], line, c.get("ddp")))
 if ONLY:
     cases = [c for c in cases if re.search(ONLY, c["id"])]
 

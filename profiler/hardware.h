@@ -103,6 +103,15 @@ typedef struct ApprofHardwareSpec {
                                     * devices once a step (torchmetrics' compute under
                                     * Composer: 4 for llm-foundry's MPT); 0: none
                                     * (hw/metric_sync.c) */
+    double param_step_kernels;     /* kernels the optimizer step and zero_grad launch a
+                                    * parameter tensor, on average, outside fused kernels
+                                    * (torch.optim.SGD's loop, then zero_grad: 707 / 161 for
+                                    * DeepLearningExamples' ResNet-50); 0: fused
+                                    * (hw/param_loop.c) */
+    int ddp_grad_copies;           /* copies PyTorch DDP makes a parameter tensor between
+                                    * its gradient and its bucket on a data-parallel stage
+                                    * (2 without gradient_as_bucket_view); 0: none
+                                    * (hw/param_loop.c) */
     int grad_accum_fusion;         /* 1: each micro-batch's weight gradients are added into
                                     * the accumulation buffer inside the weight-gradient
                                     * GEMM (Megatron's gradient_accumulation_fusion); 0: by
@@ -413,6 +422,13 @@ double approf_loss_metric_seconds(const ApprofHardwareSpec *hw, const ApprofKern
  * approf_stage_apply_seconds_of adds it. hw/metric_sync.c. */
 struct ApprofStageProgram;
 double approf_metric_sync_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p);
+/* The seconds, once a step, of the per-parameter kernels an eager
+ * PyTorch step launches beyond the optimizer's bytes: param_step_kernels
+ * launches a parameter tensor, and on a data-parallel stage
+ * ddp_grad_copies copies of each gradient to and from its bucket; 0
+ * without the fields. approf_stage_apply_seconds_of adds it.
+ * hw/param_loop.c. */
+double approf_param_loop_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p);
 
 /* One streaming kernel of `bytes` at `rate` bytes/s (hw/cost.c): the
  * bytes over the rate plus the launch overhead, at least the host
