@@ -33,6 +33,14 @@
 # "after-backward" (DeepLearningExamples' BERT: DDP with one bucket the size
 # of the GPU's memory, i.e. once the backward is done), which prices the
 # case with grad_overlap = 0 (bench/framework_spec.py).
+# The grad_dtype column: "f32" where the gradients are reduced in f32
+# whatever the model's dtype (torch.cuda.amp's autocast keeps the ResNet-50
+# runs' parameters, and so their gradients, in f32), "-" otherwise.  The
+# optimizer column: "sgd" where the step is torch.optim.SGD's
+# per-parameter loop (priced by its bytes and its kernels, SGD_STEP_BYTES
+# and SGD_KERNELS below), "-" for the built-in count.  The ddp column:
+# "copies" where PyTorch DDP copies each gradient into its bucket and back
+# (DDP_COPIES below: ddp_grad_copies), "-" otherwise.
 # The workload column says whether the measured program ran fixed-length
 # samples ("fixed") or length-binned ones ("binned", BERT phase 2 on LDDL's
 # bins of 64 tokens).  A binned row is priced as the expectation over the
@@ -105,12 +113,45 @@ def first_line(err):
             return line.strip()
     return "(no message)"
 
+# The optimizer column: "-" (the step priced as fused Adam's bytes, the
+# built-in count) or "sgd": DeepLearningExamples' ResNet-50 steps
+# torch.optim.SGD (momentum, weight decay; image_classification/
+# optimizers.py get_sgd_optimizer at 7bdfc81d), whose step loops over the
+# parameters (torch/optim/_functional.py sgd): d_p = grad + wd * p (reads 8,
+# writes 4 bytes an f32 element), buf.mul_ (4 + 4), buf.add_(d_p) (8 + 4),
+# p.add_(buf) (8 + 4); then optimizer.zero_grad() zeroes each gradient (4);
+# 48 bytes.  Under AMP, GradScaler.step first unscales the f32 gradients in
+# place (_amp_foreach_non_finite_check_and_unscale_: 4 + 4): 56.  Priced
+# as the spec's optimizer_step_bytes (docs/validation.md, "DeepLearningExamples'
+# multi-GPU rows: what eight GPUs add").
+SGD_STEP_BYTES = {False: "48", True: "56"}
+# The same step's kernels, each at least the spec's launch gap
+# (hw/param_loop.c): in DeepLearningExamples' ResNet-50
+# (image_classification/models/resnet.py at 7bdfc81d) 63 parameter tensors
+# take weight decay (53 convolutions, the 4 downsample batch norms, which
+# are not named "bn", and the classifier: 5 kernels with zero_grad's) and
+# the 98 tensors of the 49 batch norms named "bn" do not (4): 707 kernels
+# over 161 tensors.
+SGD_KERNELS = {"param_step_kernels": repr((63 * 5 + 98 * 4) / 161)}
+# The ddp column: "copies" where PyTorch DDP runs without
+# gradient_as_bucket_view (the ResNet-50 runs' DDP(model, device_ids=[gpu])):
+# each gradient copied into its bucket and back, 2 copy kernels a parameter
+# tensor where the gradients are all-reduced (ddp_grad_copies,
+# hw/param_loop.c); "-": none (DeepLearningExamples' BERT sets
+# gradient_as_bucket_view=True).
+DDP_COPIES = "2"
+
 specs = {}
 def spec_files(c):
     """(copy of case c's spec with unbounded memory and the fields its
     framework sets otherwise (framework_spec.overrides), the spec's
     available bytes)."""
     fields = dict(framework_spec.overrides(c), memory_gib="65536")
+    if c.get("optimizer", "-") == "sgd":
+        fields["optimizer_step_bytes"] = SGD_STEP_BYTES[c["precision"] == "AMP"]
+        fields.update(SGD_KERNELS)
+    if c.get("ddp", "-") == "copies":
+        fields["ddp_grad_copies"] = DDP_COPIES
     path = framework_spec.spec_name(TMP, c["hardware"], fields)
     if path not in specs:
         vals = framework_spec.write_spec("validation.sh", APPROF, c["hardware"], fields, path)
@@ -162,6 +203,13 @@ with open(os.environ["CASES"]) as f:
 # these runs have no tensor parallelism
 framework_spec.check("validation.sh", os.environ["CASES"], cases,
                      {"tp_comm": "serial", "grad_dtype": "-", "loss": "-", "grad_accum": "-"})
+for line, c in enumerate(cases, start=2):
+    if c.get("optimizer", "-") not in ("-", "sgd"):
+        sys.exit("validation.sh: %s:%d: field 'optimizer': %r is not one of -, sgd" %
+                 (os.environ["CASES"], line, c.get("optimizer")))
+    if c.get("ddp", "-") not in ("-", "copies"):
+        sys.exit("validation.sh: %s:%d: field 'ddp': %r is not one of -, copies" %
+                 (os.environ["CASES"], line, c.get("ddp")))
 if ONLY:
     cases = [c for c in cases if re.search(ONLY, c["id"])]
 

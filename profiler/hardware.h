@@ -108,6 +108,15 @@ typedef struct ApprofHardwareSpec {
                                     * data-parallel reduction (Megatron-Core r0.8's NaN
                                     * norm and 1/dp scaling: 3); 0: none
                                     * (hw/grad_presync.c) */
+    double param_step_kernels;     /* kernels the optimizer step and zero_grad launch a
+                                    * parameter tensor, on average, outside fused kernels
+                                    * (torch.optim.SGD's loop, then zero_grad: 707 / 161 for
+                                    * DeepLearningExamples' ResNet-50); 0: fused
+                                    * (hw/param_loop.c) */
+    int ddp_grad_copies;           /* copies PyTorch DDP makes a parameter tensor between
+                                    * its gradient and its bucket on a data-parallel stage
+                                    * (2 without gradient_as_bucket_view); 0: none
+                                    * (hw/param_loop.c) */
     int grad_accum_fusion;         /* 1: each micro-batch's weight gradients are added into
                                     * the accumulation buffer inside the weight-gradient
                                     * GEMM (Megatron's gradient_accumulation_fusion); 0: by
@@ -423,6 +432,13 @@ double approf_metric_sync_seconds(const ApprofHardwareSpec *hw, const struct App
  * width) on the compute stream; 0 without the field or without that
  * reduction. approf_stage_apply_seconds_of adds it. hw/grad_presync.c. */
 double approf_grad_presync_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p);
+/* The seconds, once a step, of the per-parameter kernels an eager
+ * PyTorch step launches beyond the optimizer's bytes: param_step_kernels
+ * launches a parameter tensor, and on a data-parallel stage
+ * ddp_grad_copies copies of each gradient to and from its bucket; 0
+ * without the fields. approf_stage_apply_seconds_of adds it.
+ * hw/param_loop.c. */
+double approf_param_loop_seconds(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p);
 
 /* One streaming kernel of `bytes` at `rate` bytes/s (hw/cost.c): the
  * bytes over the rate plus the launch overhead, at least the host

@@ -627,5 +627,6 @@ double approf_stage_apply_seconds_of(const ApprofHardwareSpec *hw, const ApprofS
         t += costdb_memory_seconds(&f, p->optimizer_bytes);
     }
     return t + zero3_post_step_seconds(hw, p) + approf_metric_sync_seconds(hw, p) +
-           approf_grad_presync_seconds(hw, p);
+           approf_grad_presync_seconds(hw, p) +
+           approf_param_loop_seconds(hw, p);
 }

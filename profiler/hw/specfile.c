@@ -99,6 +99,8 @@ static const Field fields[] = {
     {"loss_metric_passes", F_INT, OFF(loss_metric_passes), 0, 0, 1, 0, 8, 0, 0, ""},
     {"metric_sync_states", F_INT, OFF(metric_sync_states), 0, 0, 1, 0, 64, 0, 0, ""},
     {"grad_presync_passes", F_INT, OFF(grad_presync_passes), 0, 0, 1, 0, 8, 0, 0, ""},
+    {"param_step_kernels", F_NUM, OFF(param_step_kernels), 0, 0, 1, 0, 64, 0, 0, ""},
+    {"ddp_grad_copies", F_INT, OFF(ddp_grad_copies), 0, 0, 1, 0, 2, 0, 0, ""},
     {"grad_accum_fusion", F_INT, OFF(grad_accum_fusion), 0, 0, 1, 0, 1, 0, 0, ""},
     {"zero3_rank_copies", F_INT, OFF(zero3_rank_copies), 0, 0, 1, 0, 1, 0, 0, ""},
     {"zero3_fetch_sync", F_INT, OFF(zero3_fetch_sync), 0, 0, 1, 0, 1, 0, 0, ""},

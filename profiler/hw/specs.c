@@ -558,7 +558,8 @@ void approf_hardware_fingerprint(const ApprofHardwareSpec *hw, char *out, size_t
             hw->attention_eff_seq[2], hw->attention_eff_seq[3], hw->attention_eff_seq[4],
             (double)hw->nccl_channels, (double)hw->moe_drop_pad, hw->optimizer_step_bytes,
             (double)hw->loss_metric_passes, (double)hw->metric_sync_states,
-            (double)hw->cp_ring_torch, (double)hw->grad_presync_passes};
+            (double)hw->cp_ring_torch, (double)hw->grad_presync_passes,
+            hw->param_step_kernels, (double)hw->ddp_grad_copies};
         for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
             int e;
             if (extra[i] == 0.0)
@@ -638,6 +639,8 @@ void approf_hardware_to_costdb(const ApprofHardwareSpec *hw, CostdbHardware *out
             {"loss_f32", (double)hw->loss_f32},
             {"loss_metric_passes", (double)hw->loss_metric_passes},
             {"metric_sync_states", (double)hw->metric_sync_states},
+            {"param_step_kernels", hw->param_step_kernels},
+            {"ddp_grad_copies", (double)hw->ddp_grad_copies},
             {"grad_accum_fusion", (double)hw->grad_accum_fusion},
             {"tp_async_grad", hw->tp_async_grad},
             {"peak_flops_fp4", hw->peak_flops_fp4},
