@@ -161,9 +161,10 @@
 #define NCCL_CHANNELS_NVSWITCH 24
 #define NCCL_CHANNELS_NVLINK5 32
 
-#define REFINED(tf32, gemm_tf32, gemm_f16)                                                  \
+#define REFINED(tf32, gemm_tf32, gemm_f16) REFINED_FP8(tf32, gemm_tf32, gemm_f16, gemm_tf32)
+#define REFINED_FP8(tf32, gemm_tf32, gemm_f16, gemm_fp8)                                    \
     .allow_tf32 = 1, .peak_flops_tf32 = (tf32),                                              \
-    .gemm_eff = {EFF_GEMM_FP32, (gemm_tf32), (gemm_f16), (gemm_tf32)},                       \
+    .gemm_eff = {EFF_GEMM_FP32, (gemm_tf32), (gemm_f16), (gemm_fp8)},                        \
     .conv_eff = {EFF_CONV_FP32, EFF_CONV_TF32, EFF_CONV_F16, 0},                             \
     .bus_efficiency = BUS_EFF, .grad_overlap = GRAD_OVERLAP,                                 \
     .grad_bucket_bytes = GRAD_BUCKET
@@ -360,15 +361,28 @@ static const ApprofHardwareSpec builtins[] = {
      * times, of the card's dense BF16 peak, at 2048 .. 32768 keys. */
 #define ATTN_SEQ_B200 {0.176, 0.329, 0.444, 0.506, 0.526}
 #define ATTN_SEQ_GB200 {0.294, 0.452, 0.519, 0.556, 0.571}
+    /* Blackwell's GEMMs (docs/validation.md, "Blackwell GEMM rates from
+     * published B200 kernel figures"): vLLM pull request 19566 (merged
+     * June 2025), benchmarks/kernels/bench_fp8_gemm.py on a B200 at
+     * M = 16384, N = 6144, K = 4096 (Llama 3.1 8B's QKV GEMM at 16384
+     * tokens): per-tensor-scaled FP8 E4M3 (CUTLASS, the quantization
+     * kernel left out) 2544.7 TFLOP/s = 0.57 of 4500, torch's BF16 matmul
+     * (cuBLAS) 1512.8 = 0.67 of 2250. Every FP8 and BF16 GEMM takes them
+     * (one figure per class, as the other entries); GB200 takes the same
+     * fractions of its own peaks, an assumption (the same GPU, no GB200
+     * table found). TF32 keeps the unmeasured 0.7. */
+#define EFF_GEMM_BLACKWELL_F16 0.67
+#define EFF_GEMM_BLACKWELL_FP8 0.57
     /* Blackwell (docs/hardware.md): the figures from NVIDIA's datasheets and
      * the Blackwell technical brief; the efficiencies are the h100-sxm
      * entry's figures that were not measured on Hopper kernels (GEMM 0.7,
-     * TF32 and FP8 GEMMs 0.7, convolutions 0.5, memory 0.85) and the
-     * table's shared constants. No Blackwell GEMM has been timed, so none
-     * of Hopper's kernel-level figures (0.77, attention, reductions,
-     * misaligned GEMMs, the overlapped epilogue) is carried over; fused
-     * attention takes NVIDIA's published cuDNN figures by key length
-     * (ATTN_SEQ_B200, ATTN_SEQ_GB200 above). */
+     * TF32 GEMMs 0.7, convolutions 0.5, memory 0.85) and the table's
+     * shared constants. No Blackwell GEMM has been timed here, so none of
+     * Hopper's kernel-level figures (0.77, attention, reductions,
+     * misaligned GEMMs, the overlapped epilogue) is carried over; BF16 and
+     * FP8 GEMMs take a published B200 kernel table (EFF_GEMM_BLACKWELL_*
+     * above), fused attention NVIDIA's published cuDNN figures by key
+     * length (ATTN_SEQ_B200, ATTN_SEQ_GB200 above). */
     {
         .name = "b200",
         .gpu_model = "NVIDIA B200 (HGX/DGX B200)",
@@ -384,7 +398,8 @@ static const ApprofHardwareSpec builtins[] = {
         .inter_host_latency = LAT_IB,
         .gemm_efficiency = 0.7, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
-        REFINED(1100 * TFLOPS, 0.7, 0.7), .peak_flops_fp8 = 4500 * TFLOPS,
+        REFINED_FP8(1100 * TFLOPS, 0.7, EFF_GEMM_BLACKWELL_F16, EFF_GEMM_BLACKWELL_FP8),
+        .peak_flops_fp8 = 4500 * TFLOPS,
         .peak_flops_fp4 = 9000 * TFLOPS, .nics_per_host = 8, .nic_bandwidth = 50 * GBS,
         .attention_eff_seq = ATTN_SEQ_B200,
         .sm_count = SM_BLACKWELL, .nccl_channels = NCCL_CHANNELS_NVLINK5,
@@ -413,7 +428,8 @@ static const ApprofHardwareSpec builtins[] = {
         .inter_host_latency = LAT_IB,
         .gemm_efficiency = 0.7, .conv_efficiency = 0.5, .memory_efficiency = 0.85,
         .kernel_launch_overhead = LAUNCH,
-        REFINED(1250 * TFLOPS, 0.7, 0.7), .peak_flops_fp8 = 5000 * TFLOPS,
+        REFINED_FP8(1250 * TFLOPS, 0.7, EFF_GEMM_BLACKWELL_F16, EFF_GEMM_BLACKWELL_FP8),
+        .peak_flops_fp8 = 5000 * TFLOPS,
         .peak_flops_fp4 = 10000 * TFLOPS, .nics_per_host = 4, .nic_bandwidth = 50 * GBS,
         .attention_eff_seq = ATTN_SEQ_GB200,
         .sm_count = SM_BLACKWELL, .nccl_channels = NCCL_CHANNELS_NVLINK5,
