@@ -5,6 +5,7 @@
  * "Memory feasibility"), and storing a plan with its stages and inputs.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +29,52 @@ static int entry_ok(const CostdbStageCost *e)
     return isfinite(e->compute_cost) && e->compute_cost >= 0;
 }
 
+/* The problem's tables (apsolve_problem_new: about 0.25 GB on the
+ * 126-layer 405B file, every page of the filled ones written) made on a
+ * second thread while the calling one reads the sweep's cost rows, which
+ * come before the first entry (costdb_stage_pairs): the first entry, or
+ * the walk's end, waits for them (docs/performance.md, "apsolve's wall
+ * time"). The same call with the same arguments: the same problem. */
+typedef struct TableJob {
+    int L, hosts, gpus, S, C;
+    ApsolveProblem *p;
+    int rc;
+    int started, joined;
+    pthread_t tid;
+} TableJob;
+
+static void *table_job(void *arg)
+{
+    TableJob *j = arg;
+    j->rc = apsolve_problem_new(j->L, j->hosts, j->gpus, j->S, j->C, 1, &j->p);
+    return NULL;
+}
+
+/* Starts the job on a thread of its own when threads > 1 and a thread
+ * starts; else leaves it to table_wait. */
+static void table_start(TableJob *j, int threads)
+{
+    j->started = threads > 1 && pthread_create(&j->tid, NULL, table_job, j) == 0;
+}
+
+/* The job's problem (made here if no thread made it): its status. */
+static int table_wait(TableJob *j)
+{
+    if (!j->joined) {
+        if (j->started)
+            pthread_join(j->tid, NULL);
+        else
+            table_job(j);
+        j->joined = 1;
+    }
+    return j->rc;
+}
+
 /* The entries come in pairs of phases (costdb_stage_pairs), the configs
  * of one (i, j, s) one after the other: its first cell and whether the
  * problem has it are kept for the next entry. */
 typedef struct LoadCtx {
+    TableJob *job; /* p's maker until the first entry */
     ApsolveProblem *p;
     const ApsolveOptions *opt;
     int i, j, s;  /* the range and submesh of base; i = -1: none yet */
@@ -107,10 +150,16 @@ static int put_entry(void *ctx, const CostdbStageKey *e, const CostdbStageCost *
                      const CostdbStageCost *ph1)
 {
     LoadCtx *c = ctx;
-    ApsolveProblem *p = c->p;
+    ApsolveProblem *p;
     const CostdbStageCost *ph[2] = {ph0, ph1};
     ApsolveMemory m;
     size_t idx;
+    if (!c->p) { /* the first entry: the tables made (TableJob) */
+        if (table_wait(c->job) != APSOLVE_OK)
+            return 1; /* ends the walk; the caller reports the job's status */
+        c->p = c->job->p;
+    }
+    p = c->p;
     if (e->start_layer != c->i || e->end_layer != c->j || e->submesh_index != c->s) {
         c->i = e->start_layer;
         c->j = e->end_layer;
@@ -154,9 +203,10 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
     CostdbSubmesh *subs = NULL;
     CostdbConfig *cfgs = NULL;
     LoadCtx lc;
+    TableJob job = {0};
     size_t ns = 0, nc = 0, k;
     ApsolveProblem *p = NULL;
-    int S = 0, C = 0, L, rc;
+    int S = 0, C = 0, L, rc, e;
 
     if (err && errlen)
         err[0] = '\0';
@@ -190,9 +240,33 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
             snprintf(err, errlen, "config index %d: the solver takes at most %d configs per "
                      "submesh", C - 1, APSOLVE_MAX_CONFIGS);
     }
-    rc = apsolve_problem_new(L, sw.cluster_hosts, sw.cluster_gpus, S ? S : 1, C ? C : 1, 1, &p);
-    if (rc)
+    job.L = L;
+    job.hosts = sw.cluster_hosts;
+    job.gpus = sw.cluster_gpus;
+    job.S = S ? S : 1;
+    job.C = C ? C : 1;
+    if (!apsolve_problem_shape_ok(job.L, job.hosts, job.gpus, job.S, job.C)) {
+        rc = APSOLVE_EINVAL;
         goto cleanup;
+    }
+    /* The entries, streamed into the problem without an array of them;
+     * the tables made meanwhile (TableJob) */
+    memset(&lc, 0, sizeof lc);
+    lc.job = &job;
+    lc.opt = opt;
+    lc.i = -1;
+    table_start(&job, opt->load_threads);
+    rc = costdb_stage_pairs(db, sweep_id, put_entry, &lc);
+    e = table_wait(&job); /* a sweep without entries, or a walk that failed */
+    p = job.p;
+    /* the figures' last puts (out of memory: dropped, as put_unfit's) */
+    if (!rc && !e)
+        (void)apsolve_unfit_share_flush(&lc.share, p);
+    apsolve_unfit_share_free(&lc.share);
+    if (e || rc) {
+        rc = e ? e : APSOLVE_EDB;
+        goto cleanup;
+    }
     p->sweep_id = sweep_id;
     for (k = 0; k < ns; k++) {
         if (subs[k].index < 0)
@@ -214,20 +288,6 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
         cf->variant = cfgs[k].variant;
         if (!costdb_variant_valid(cf->variant))
             cf->valid = 0;
-    }
-    /* The entries, streamed into the problem without an array of them. */
-    memset(&lc, 0, sizeof lc);
-    lc.p = p;
-    lc.opt = opt;
-    lc.i = -1;
-    rc = costdb_stage_pairs(db, sweep_id, put_entry, &lc);
-    /* the figures' last puts (out of memory: dropped, as put_unfit's) */
-    if (!rc)
-        (void)apsolve_unfit_share_flush(&lc.share, p);
-    apsolve_unfit_share_free(&lc.share);
-    if (rc) {
-        rc = APSOLVE_EDB;
-        goto cleanup;
     }
     *out = p;
     p = NULL;
