@@ -147,6 +147,12 @@ typedef struct ApsolveOptions {
     double headroom_percent;
     int64_t headroom_bytes;
     int search_headroom;
+    /* Threads apsolve_problem_from_db may use (<= 1: the calling thread
+     * alone): with two or more the problem's tables are made, and the
+     * entries that fit written, on a second thread while the sweep's cost
+     * rows are read and its entries walked (dbload.c, LoadJob); the
+     * problem is the same at any count. */
+    int load_threads;
 } ApsolveOptions;
 
 /* The auto search's default headroom: 5 % of each device's memory. */

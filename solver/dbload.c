@@ -5,6 +5,7 @@
  * "Memory feasibility"), and storing a plan with its stages and inputs.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +29,179 @@ static int entry_ok(const CostdbStageCost *e)
     return isfinite(e->compute_cost) && e->compute_cost >= 0;
 }
 
+/* The load on two threads (ApsolveOptions.load_threads >= 2;
+ * docs/performance.md, "apsolve's wall time on the 126-layer file"). The
+ * second thread makes the problem's tables (apsolve_problem_new: about
+ * 0.25 GB on the 126-layer 405B file, every page of the filled ones
+ * written) while the calling one reads the sweep's cost rows, which come
+ * before the first entry (costdb_stage_pairs); then it writes the entries
+ * that fit (put_ok: the cost, phase, memory and apply tables, whose pages
+ * it faults in) from batches the walk hands over in its order, while the
+ * walk goes on and puts the out-of-memory entries (put_unfit: the unfit
+ * table alone) itself, in its order. Each table is written by one thread,
+ * in the walk's order: the same problem as one thread makes. */
+enum { OK_BATCH = 4096, OK_BUFS = 4 };
+
+typedef struct OkEntry {
+    size_t idx;
+    CostdbStageCost ph0, ph1;
+} OkEntry;
+
+typedef struct LoadJob {
+    int L, hosts, gpus, S, C;
+    const ApsolveOptions *opt;
+    ApsolveProblem *p;
+    int rc, made; /* apsolve_problem_new's status, once made */
+    int started, joined;
+    pthread_t tid;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    OkEntry *buf[OK_BUFS];
+    size_t len[OK_BUFS];
+    unsigned put, got; /* batches handed over, and written; put - got <= OK_BUFS */
+    size_t fill;       /* entries in buf[put % OK_BUFS], not yet handed over */
+    int ended;         /* no batch after those handed over */
+} LoadJob;
+
+static void put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
+                   const CostdbStageCost *ph0, const CostdbStageCost *ph1);
+
+static int table_make(LoadJob *j)
+{
+    return apsolve_problem_new(j->L, j->hosts, j->gpus, j->S, j->C, 1, &j->p);
+}
+
+/* The second thread: the tables, then the batches in order until the
+ * walk ends (none when the tables could not be made). */
+static void *load_job(void *arg)
+{
+    LoadJob *j = arg;
+    int rc = table_make(j);
+    pthread_mutex_lock(&j->mu);
+    j->rc = rc;
+    j->made = 1;
+    pthread_cond_broadcast(&j->cv);
+    for (;;) {
+        const OkEntry *b;
+        size_t n;
+        while (rc == APSOLVE_OK && j->got == j->put && !j->ended)
+            pthread_cond_wait(&j->cv, &j->mu);
+        if (rc != APSOLVE_OK || j->got == j->put)
+            break;
+        b = j->buf[j->got % OK_BUFS];
+        n = j->len[j->got % OK_BUFS];
+        pthread_mutex_unlock(&j->mu);
+        for (size_t k = 0; k < n; k++)
+            put_ok(j->opt, j->p, b[k].idx, &b[k].ph0, &b[k].ph1);
+        pthread_mutex_lock(&j->mu);
+        j->got++;
+        pthread_cond_broadcast(&j->cv);
+    }
+    pthread_mutex_unlock(&j->mu);
+    return NULL;
+}
+
+/* Starts the second thread when threads > 1 and it starts (its buffers,
+ * lock and thread); else the load runs on the calling thread alone. */
+static void load_start(LoadJob *j, int threads)
+{
+    int k = 0, mu = 0, cv = 0;
+    if (threads < 2)
+        return;
+    for (k = 0; k < OK_BUFS; k++)
+        if (!(j->buf[k] = malloc(OK_BATCH * sizeof *j->buf[k])))
+            break;
+    mu = k == OK_BUFS && pthread_mutex_init(&j->mu, NULL) == 0;
+    cv = mu && pthread_cond_init(&j->cv, NULL) == 0;
+    j->started = cv && pthread_create(&j->tid, NULL, load_job, j) == 0;
+    if (!j->started) {
+        if (cv)
+            pthread_cond_destroy(&j->cv);
+        if (mu)
+            pthread_mutex_destroy(&j->mu);
+        for (k = 0; k < OK_BUFS; k++) {
+            free(j->buf[k]);
+            j->buf[k] = NULL;
+        }
+    }
+}
+
+/* The tables (made here when no thread makes them): their status. */
+static int load_tables(LoadJob *j)
+{
+    if (!j->started) {
+        if (!j->made) {
+            j->rc = table_make(j);
+            j->made = 1;
+        }
+        return j->rc;
+    }
+    pthread_mutex_lock(&j->mu);
+    while (!j->made)
+        pthread_cond_wait(&j->cv, &j->mu);
+    pthread_mutex_unlock(&j->mu);
+    return j->rc;
+}
+
+/* Entry idx (both phases fit) written now, or handed to the second
+ * thread: the batch being filled, handed over when full (then the next
+ * buffer waited for). */
+static void load_ok(LoadJob *j, ApsolveProblem *p, size_t idx, const CostdbStageCost *ph0,
+                    const CostdbStageCost *ph1)
+{
+    OkEntry *e;
+    if (!j->started) {
+        put_ok(j->opt, p, idx, ph0, ph1);
+        return;
+    }
+    e = &j->buf[j->put % OK_BUFS][j->fill++];
+    e->idx = idx;
+    e->ph0 = *ph0;
+    e->ph1 = *ph1;
+    if (j->fill < OK_BATCH)
+        return;
+    pthread_mutex_lock(&j->mu);
+    j->len[j->put % OK_BUFS] = j->fill;
+    j->put++;
+    j->fill = 0;
+    pthread_cond_broadcast(&j->cv);
+    while (j->put - j->got >= OK_BUFS)
+        pthread_cond_wait(&j->cv, &j->mu);
+    pthread_mutex_unlock(&j->mu);
+}
+
+/* The walk's end: the last batch handed over, the second thread's writes
+ * waited for, its thread and buffers released; the tables' status (made
+ * here when no entry asked for them). */
+static int load_end(LoadJob *j)
+{
+    if (!j->started)
+        return load_tables(j);
+    pthread_mutex_lock(&j->mu);
+    if (j->fill) {
+        j->len[j->put % OK_BUFS] = j->fill;
+        j->put++;
+        j->fill = 0;
+    }
+    j->ended = 1;
+    pthread_cond_broadcast(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    pthread_join(j->tid, NULL);
+    pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->mu);
+    for (int k = 0; k < OK_BUFS; k++) {
+        free(j->buf[k]);
+        j->buf[k] = NULL;
+    }
+    j->started = 0;
+    return j->rc;
+}
+
 /* The entries come in pairs of phases (costdb_stage_pairs), the configs
  * of one (i, j, s) one after the other: its first cell and whether the
  * problem has it are kept for the next entry. */
 typedef struct LoadCtx {
+    LoadJob *job; /* p's maker, and the writer of the entries that fit */
     ApsolveProblem *p;
     const ApsolveOptions *opt;
     int i, j, s;  /* the range and submesh of base; i = -1: none yet */
@@ -41,7 +211,7 @@ typedef struct LoadCtx {
 } LoadCtx;
 
 /* The memory and apply seconds of an entry from its two phases. */
-static void entry_figures(const LoadCtx *c, const CostdbStageCost *ph0,
+static void entry_figures(const ApsolveOptions *opt, const CostdbStageCost *ph0,
                           const CostdbStageCost *ph1, ApsolveMemory *m, double *apply)
 {
     m->peak = max64(ph0->peak_memory, ph1->peak_memory);
@@ -52,8 +222,8 @@ static void entry_figures(const LoadCtx *c, const CostdbStageCost *ph0,
                    ? (ph0->available_memory < ph1->available_memory ? ph0->available_memory
                                                                     : ph1->available_memory)
                    : max64(ph0->available_memory, ph1->available_memory);
-    if (c->opt->memory_budget > 0)
-        m->avail = c->opt->memory_budget;
+    if (opt->memory_budget > 0)
+        m->avail = opt->memory_budget;
     /* apply_cost is per entry, not per phase: the larger known one; any
      * unknown (< 0, NaN) phase makes it unknown. */
     *apply = !(ph0->apply_cost >= 0) || !(ph1->apply_cost >= 0) || !isfinite(ph0->apply_cost) ||
@@ -96,10 +266,28 @@ static void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
         return;
     u.fwd = t0;
     u.bwd = c->opt->inference ? 0 : t1;
-    entry_figures(c, ph0, ph1, &u.memory, &u.apply);
+    entry_figures(c->opt, ph0, ph1, &u.memory, &u.apply);
     /* without memory the entry stays +inf, as stored; figures already
      * held for another entry are shared (unfit_share.h) */
     (void)apsolve_unfit_share_put_keyed(&c->share, p, idx, key, &u);
+}
+
+/* Entry idx, both of whose phases fit, from its forward (ph0) and
+ * backward (ph1) phases. */
+static void put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
+                   const CostdbStageCost *ph0, const CostdbStageCost *ph1)
+{
+    ApsolveMemory m;
+    entry_figures(opt, ph0, ph1, &m, &p->apply_cost[idx]);
+    /* Inference runs the forward module only (docs/solver.md
+     * "Objectives"): no backward pass in the stage cost. */
+    p->cost[idx] = opt->inference ? ph0->compute_cost : ph0->compute_cost + ph1->compute_cost;
+    p->fwd_cost[idx] = ph0->compute_cost;
+    p->bwd_cost[idx] = opt->inference ? 0 : ph1->compute_cost;
+    /* schema 12's split of the backward (unknown: < 0, read as NULL) */
+    p->wgrad_cost[idx] = opt->inference ? 0 : ph1->wgrad_cost >= 0 ? ph1->wgrad_cost : -1.0;
+    p->memory[idx] = m;
+    p->max_n_succ_stages[idx] = apsolve_memory_mnss(&m);
 }
 
 /* Entry e from its forward (ph0) and backward (ph1) phases. */
@@ -107,10 +295,14 @@ static int put_entry(void *ctx, const CostdbStageKey *e, const CostdbStageCost *
                      const CostdbStageCost *ph1)
 {
     LoadCtx *c = ctx;
-    ApsolveProblem *p = c->p;
-    const CostdbStageCost *ph[2] = {ph0, ph1};
-    ApsolveMemory m;
+    ApsolveProblem *p;
     size_t idx;
+    if (!c->p) { /* the first entry: the tables made (LoadJob) */
+        if (load_tables(c->job) != APSOLVE_OK)
+            return 1; /* ends the walk; the caller reports the tables' status */
+        c->p = c->job->p;
+    }
+    p = c->p;
     if (e->start_layer != c->i || e->end_layer != c->j || e->submesh_index != c->s) {
         c->i = e->start_layer;
         c->j = e->end_layer;
@@ -122,22 +314,11 @@ static int put_entry(void *ctx, const CostdbStageKey *e, const CostdbStageCost *
     if (!c->in || e->config_index < 0 || e->config_index >= p->num_configs)
         return 0; /* outside the sweep's enumeration: ignored */
     idx = c->base + (size_t)e->config_index;
-    if (!entry_ok(ph[0]) || !entry_ok(ph[1])) {
+    if (!entry_ok(ph0) || !entry_ok(ph1)) {
         put_unfit(c, idx, ph0, ph1);
         return 0; /* non-finite or negative: stays +inf */
     }
-    entry_figures(c, ph0, ph1, &m, &p->apply_cost[idx]);
-    /* Inference runs the forward module only (docs/solver.md
-     * "Objectives"): no backward pass in the stage cost. */
-    p->cost[idx] = c->opt->inference ? ph[0]->compute_cost
-                                     : ph[0]->compute_cost + ph[1]->compute_cost;
-    p->fwd_cost[idx] = ph[0]->compute_cost;
-    p->bwd_cost[idx] = c->opt->inference ? 0 : ph[1]->compute_cost;
-    /* schema 12's split of the backward (unknown: < 0, read as NULL) */
-    p->wgrad_cost[idx] = c->opt->inference ? 0
-                         : ph[1]->wgrad_cost >= 0 ? ph[1]->wgrad_cost : -1.0;
-    p->memory[idx] = m;
-    p->max_n_succ_stages[idx] = apsolve_memory_mnss(&m);
+    load_ok(c->job, p, idx, ph0, ph1);
     return 0;
 }
 
@@ -154,9 +335,10 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
     CostdbSubmesh *subs = NULL;
     CostdbConfig *cfgs = NULL;
     LoadCtx lc;
+    LoadJob job = {0};
     size_t ns = 0, nc = 0, k;
     ApsolveProblem *p = NULL;
-    int S = 0, C = 0, L, rc;
+    int S = 0, C = 0, L, rc, e;
 
     if (err && errlen)
         err[0] = '\0';
@@ -190,9 +372,34 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
             snprintf(err, errlen, "config index %d: the solver takes at most %d configs per "
                      "submesh", C - 1, APSOLVE_MAX_CONFIGS);
     }
-    rc = apsolve_problem_new(L, sw.cluster_hosts, sw.cluster_gpus, S ? S : 1, C ? C : 1, 1, &p);
-    if (rc)
+    job.L = L;
+    job.hosts = sw.cluster_hosts;
+    job.gpus = sw.cluster_gpus;
+    job.S = S ? S : 1;
+    job.C = C ? C : 1;
+    job.opt = opt;
+    if (!apsolve_problem_shape_ok(job.L, job.hosts, job.gpus, job.S, job.C)) {
+        rc = APSOLVE_EINVAL;
         goto cleanup;
+    }
+    /* The entries, streamed into the problem without an array of them;
+     * the tables made meanwhile (LoadJob) */
+    memset(&lc, 0, sizeof lc);
+    lc.job = &job;
+    lc.opt = opt;
+    lc.i = -1;
+    load_start(&job, opt->load_threads);
+    rc = costdb_stage_pairs(db, sweep_id, put_entry, &lc);
+    e = load_end(&job);
+    p = job.p;
+    /* the figures' last puts (out of memory: dropped, as put_unfit's) */
+    if (!rc && !e)
+        (void)apsolve_unfit_share_flush(&lc.share, p);
+    apsolve_unfit_share_free(&lc.share);
+    if (e || rc) {
+        rc = e ? e : APSOLVE_EDB;
+        goto cleanup;
+    }
     p->sweep_id = sweep_id;
     for (k = 0; k < ns; k++) {
         if (subs[k].index < 0)
@@ -214,20 +421,6 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
         cf->variant = cfgs[k].variant;
         if (!costdb_variant_valid(cf->variant))
             cf->valid = 0;
-    }
-    /* The entries, streamed into the problem without an array of them. */
-    memset(&lc, 0, sizeof lc);
-    lc.p = p;
-    lc.opt = opt;
-    lc.i = -1;
-    rc = costdb_stage_pairs(db, sweep_id, put_entry, &lc);
-    /* the figures' last puts (out of memory: dropped, as put_unfit's) */
-    if (!rc)
-        (void)apsolve_unfit_share_flush(&lc.share, p);
-    apsolve_unfit_share_free(&lc.share);
-    if (rc) {
-        rc = APSOLVE_EDB;
-        goto cleanup;
     }
     *out = p;
     p = NULL;

@@ -55,6 +55,15 @@ static void fill_doubles(double *a, size_t n, double v)
         a[k] = v;
 }
 
+int apsolve_problem_shape_ok(int num_layers, int hosts, int gpus, int num_submeshes,
+                             int num_configs)
+{
+    return num_layers >= 1 && num_layers <= APSOLVE_MAX_LAYERS && hosts >= 1 && gpus >= 1 &&
+           (int64_t)hosts * gpus <= APSOLVE_MAX_DEVICES && num_submeshes >= 1 &&
+           num_submeshes <= APSOLVE_MAX_SUBMESHES && num_configs >= 1 &&
+           num_configs <= APSOLVE_MAX_CONFIGS;
+}
+
 /* fill: every cell as apsolve_problem_new leaves it; else the tables
  * uninitialized, for a caller that writes every cell next. */
 static int problem_alloc(int num_layers, int hosts, int gpus, int num_submeshes,
@@ -67,10 +76,7 @@ static int problem_alloc(int num_layers, int hosts, int gpus, int num_submeshes,
     if (!out)
         return APSOLVE_EINVAL;
     *out = NULL;
-    if (num_layers < 1 || num_layers > APSOLVE_MAX_LAYERS || hosts < 1 || gpus < 1 ||
-        (int64_t)hosts * gpus > APSOLVE_MAX_DEVICES || num_submeshes < 1 ||
-        num_submeshes > APSOLVE_MAX_SUBMESHES || num_configs < 1 ||
-        num_configs > APSOLVE_MAX_CONFIGS)
+    if (!apsolve_problem_shape_ok(num_layers, hosts, gpus, num_submeshes, num_configs))
         return APSOLVE_EINVAL;
     p = calloc(1, sizeof *p);
     if (!p)

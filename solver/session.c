@@ -106,6 +106,8 @@ static int run_open(ApsolveRun *r, ApsolveRequest *a)
     r->a = a;
     r->sweep = a->sweep;
     r->req_parallel = a->parallel;
+    /* the load's second thread (apsolve_problem_from_db) under --threads */
+    a->opt.load_threads = apsolve_run_threads(r);
     if (!(r->s = calloc(1, sizeof *r->s)))
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
     if (costdb_open(a->db, a->no_store ? COSTDB_OPEN_READONLY : COSTDB_OPEN_NOCREATE, &r->db,

@@ -280,6 +280,11 @@ typedef struct ApsolveEntryDelta {
  * below 0) and the stage count that memory allows (problem.c). */
 void apsolve_entry_add(ApsolveProblem *q, size_t idx, const ApsolveEntryDelta *d);
 
+/* Whether apsolve_problem_new takes these sizes (else it says
+ * APSOLVE_EINVAL before allocating anything). */
+int apsolve_problem_shape_ok(int num_layers, int hosts, int gpus, int num_submeshes,
+                             int num_configs);
+
 /* Entry idx of q (one with memory: fwd_cost, bwd_cost, memory) as the
  * sweep computed it before judging it out of memory (apsolve_unfit_at), its cost
  * and memory in place and its max_n_succ_stages from that memory, for a cp
