@@ -161,7 +161,20 @@ typedef struct ApprofStageProgram {
     size_t n_placements;
 
     double ilp_objective;             /* what the sharding ILP minimised, seconds */
-    char signature[64];               /* hash of everything above except layer ids */
+    /* The signature: the key of the sweep's measurement reuse (in memory
+     * only, never stored), in two named parts; sharding/program_finish.c
+     * owns both (shard_sign_program). signature_body: a digest of what the
+     * program runs and holds (kernels, collectives, memory, variant,
+     * gradient sync, optimizer, placements), with none of the request's
+     * own fields below. signature: the text the reuse table compares, the
+     * hex of a digest of the submesh, logical mesh, force_batch_dim,
+     * dtype, ilp_objective and signature_body; "" for a program never
+     * signed. So everything above but the layer and op ids is signed, and
+     * two programs that differ only in those request fields (a forced-
+     * batch build and its unforced twin, sharding/program_twin.c) share
+     * the body and are re-signed from it. */
+    uint64_t signature_body[2];
+    char signature[64];
 } ApprofStageProgram;
 
 /* The kernels of p's phase ph, the head's (kernel_head) first: their

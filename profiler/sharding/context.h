@@ -205,6 +205,23 @@ typedef struct KeptOps {
     ShardOp *ops;                 /* n_ops; NULL: the slot is empty */
 } KeptOps;
 
+/* A forced-batch build's program kept for its unforced twin
+ * (program_twin.c): a request of the same stage and variant but
+ * force_batch_dim -1 whose sharding solution is the same strategy for
+ * every op takes it (and the ZeRO stages derived with it), re-signed,
+ * instead of building it again. */
+#define SHARD_TWIN_SLOTS 8
+typedef struct TwinBuild {
+    int used;
+    ApprofShardRequest req;       /* the forced build's (force_batch_dim 0) */
+    int n_ops;
+    ShardStrat *strat;            /* n_ops: each op's chosen strategy */
+    ApprofStageProgram prog;      /* its program, the kernels shared with it */
+    unsigned derived;             /* bit z: ZeRO stage z derived with it (dprog, drc) */
+    int drc[4];
+    ApprofStageProgram dprog[4];
+} TwinBuild;
+
 struct ApprofShardContext {
     const ApprofGraph *g;
     const ApprofLayering *l;
@@ -253,7 +270,29 @@ struct ApprofShardContext {
     int recompute_asked;
     KeptOps *kops;                /* SHARD_OPS_SLOTS, allocated on first use */
     int kops_next;                /* the slot the next one replaces */
+    TwinBuild *twin;              /* SHARD_TWIN_SLOTS, allocated on first use */
+    int twin_next;                /* the slot the next one replaces */
 };
+
+/* program_twin.c: after the build of st for req into prog (force 0, memory
+ * level 0, prog built), keeps prog and the ZeRO stages derived with it for
+ * the request's unforced twin; for an unforced request of memory level 0
+ * whose stage st is solved, 1 with out filled (and the derived ZeRO stages
+ * of its family put in the context) when a kept twin has st's solution,
+ * else 0 (the twin, if any, let go); forgets every twin. */
+void shard_twin_keep(ApprofShardContext *ctx, const ShardStage *st,
+                     const ApprofShardRequest *req, ApprofStageProgram *prog);
+int shard_twin_take(ApprofShardContext *ctx, const ShardStage *st, const ApprofShardRequest *req,
+                    ApprofStageProgram *out);
+void shard_twin_forget(ApprofShardContext *ctx);
+/* zero_family.c: the derived program waiting for req (zero_family
+ * ignored), left in place, with its code in *rc; NULL when none. And
+ * whether two requests name the same stage and variant (the same range,
+ * submesh, logical mesh, forced batch axis, ILP method, memory levels and
+ * variant; zero_family and kernel_views aside). */
+ApprofStageProgram *shard_zero_family_peek(ApprofShardContext *ctx, const ApprofShardRequest *req,
+                                           int *rc);
+int shard_same_request(const ApprofShardRequest *a, const ApprofShardRequest *b);
 
 /* zero_family.c: keeps the derived ZeRO variants (prog moved in; without
  * memory it is dropped), and hands one back for a request equal to req but

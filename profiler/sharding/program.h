@@ -17,6 +17,14 @@
  * signature of p from the solved stage. */
 int shard_build_program(const ShardStage *st, ApprofStageProgram *p);
 
+/* Signs p (stage.h, signature): its text from its request fields (submesh,
+ * logical mesh, force_batch_dim, dtype, ilp_objective) and
+ * signature_body, which the build computed. The one owner of the text's
+ * format: a build signs its programs with it, and a program taken for
+ * another request (program_twin.c) is signed again with it after its
+ * request fields change. */
+void shard_sign_program(ApprofStageProgram *p);
+
 /* The 128-bit digest of a kernel as the program signature hashes it
  * (program_push.c owns the rule; every field but the source operator). */
 ApprofHash128 shard_kernel_digest(const ApprofKernel *k);

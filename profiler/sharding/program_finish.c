@@ -163,15 +163,14 @@ static ApprofHash128 place_list(const ApprofStageProgram *p, const ApprofHash128
 /* klist: per phase, kernel_list; pdig: of each placement's spec
  * text; sig: what the build's programs share (NULL: none). The signature
  * is an in-memory key of the sweep's measurement reuse only, never
- * stored. */
+ * stored; its body (stage.h, signature_body) is the digest of everything
+ * the program holds but what shard_sign_program adds, which it then
+ * signs. */
 static void signature(ApprofStageProgram *p, const ApprofHash128 klist[2],
                       const ApprofHash128 *pdig, SigShared *sig)
 {
     ApprofHash128 h;
     approf_hash128_init(&h, 0);
-    int64_t hdr[6] = {p->mesh_hosts, p->mesh_gpus, p->logical_a, p->logical_b,
-                      p->force_batch_dim, (int)p->dtype};
-    approf_hash128_update(&h, hdr, sizeof(hdr));
     for (int ph = 0; ph < 2; ph++) {
         approf_hash128_word(&h, klist[ph].a);
         approf_hash128_word(&h, klist[ph].b);
@@ -182,10 +181,9 @@ static void signature(ApprofStageProgram *p, const ApprofHash128 klist[2],
                           p->peak_memory[ph]};
         approf_hash128_update(&h, mem, sizeof(mem));
     }
-    int64_t more[8] = {p->intermediate_size, p->initial_size, p->param_bytes, p->variant.recompute,
-                       p->variant.zero, p->grad_sync.axes, 0, 0};
+    int64_t more[7] = {p->intermediate_size, p->initial_size, p->param_bytes, p->variant.recompute,
+                       p->variant.zero, p->grad_sync.axes, 0};
     memcpy(&more[6], &p->grad_sync.bytes, sizeof(double));
-    memcpy(&more[7], &p->ilp_objective, sizeof(double));
     approf_hash128_update(&h, more, sizeof(more));
     /* what a measuring backend's Adam step runs over (its measurement is
      * reused with the phases') */
@@ -203,6 +201,21 @@ static void signature(ApprofStageProgram *p, const ApprofHash128 klist[2],
     ApprofHash128 pl = place_list(p, pdig, sig);
     approf_hash128_word(&h, pl.a);
     approf_hash128_word(&h, pl.b);
+    p->signature_body[0] = h.a;
+    p->signature_body[1] = h.b;
+    shard_sign_program(p);
+}
+
+/* The one owner of the signature's text (program.h). */
+void shard_sign_program(ApprofStageProgram *p)
+{
+    ApprofHash128 h;
+    approf_hash128_init(&h, 0x5167);
+    int64_t hdr[9] = {p->mesh_hosts, p->mesh_gpus, p->logical_a, p->logical_b,
+                      p->force_batch_dim, (int)p->dtype, 0, (int64_t)p->signature_body[0],
+                      (int64_t)p->signature_body[1]};
+    memcpy(&hdr[6], &p->ilp_objective, sizeof(double));
+    approf_hash128_update(&h, hdr, sizeof(hdr));
     snprintf(p->signature, sizeof(p->signature), "%016llx%016llx", (unsigned long long)h.a,
              (unsigned long long)h.b);
 }

@@ -46,6 +46,7 @@ void approf_shard_context_forget_solutions(ApprofShardContext *ctx)
     if (ctx) {
         approf_ilp_cache_clear(ctx->cache);
         shard_forward_forget(ctx);
+        shard_twin_forget(ctx);
     }
 }
 
@@ -63,6 +64,7 @@ void approf_shard_context_free(ApprofShardContext **ctx)
     shard_zero_family_free(*ctx);
     shard_tensor_scratch_free(*ctx);
     shard_forward_forget(*ctx);
+    shard_twin_forget(*ctx);
     for (int i = 0; i < SHARD_PKEY_SLOTS; i++) {
         free((*ctx)->pkey[i].order);
         free((*ctx)->pkey[i].blk);
@@ -746,7 +748,8 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
     rc = shard_stage_setup(ctx, req, &st, 1, err, errlen);
     if (!rc)
         rc = build_and_solve(ctx, &st, req, err, errlen);
-    if (rc)
+    /* the program of its forced-batch twin, where the solution is the same */
+    if (rc || shard_twin_take(ctx, &st, req, out))
         goto cleanup;
     memset(out, 0, sizeof(*out));
     out->start_layer = req->start_layer;
@@ -770,6 +773,8 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
     } else if (rc) {
         snprintf(err, errlen, "building the stage program: %s", approf_strerror(rc));
         approf_stage_program_clear(out);
+    } else {
+        shard_twin_keep(ctx, &st, req, out); /* for its unforced twin */
     }
 cleanup:
     shard_stage_free(&st);

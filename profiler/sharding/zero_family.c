@@ -178,8 +178,9 @@ void shard_derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStageP
     free(qdig[1]);
 }
 
-/* Requests for the same stage and variant (zero_family aside). */
-static int same_request(const ApprofShardRequest *a, const ApprofShardRequest *b)
+/* Requests for the same stage and variant (zero_family and kernel_views
+ * aside): context.h. */
+int shard_same_request(const ApprofShardRequest *a, const ApprofShardRequest *b)
 {
     return a->start_layer == b->start_layer && a->end_layer == b->end_layer &&
            a->mesh_hosts == b->mesh_hosts && a->mesh_gpus == b->mesh_gpus &&
@@ -213,7 +214,7 @@ int shard_zero_family_take(ApprofShardContext *ctx, const ApprofShardRequest *re
         return 0;
     for (int i = 0; i < SHARD_ZERO_SLOTS; i++) {
         ZeroDerived *d = &ctx->zfam[i];
-        if (!d->used || !same_request(&d->req, req))
+        if (!d->used || !shard_same_request(&d->req, req))
             continue;
         *rc = d->rc;
         *out = d->prog; /* moved */
@@ -226,6 +227,17 @@ int shard_zero_family_take(ApprofShardContext *ctx, const ApprofShardRequest *re
         return 1;
     }
     return 0;
+}
+
+ApprofStageProgram *shard_zero_family_peek(ApprofShardContext *ctx, const ApprofShardRequest *req,
+                                           int *rc)
+{
+    for (int i = 0; ctx->zfam && i < SHARD_ZERO_SLOTS; i++)
+        if (ctx->zfam[i].used && shard_same_request(&ctx->zfam[i].req, req)) {
+            *rc = ctx->zfam[i].rc;
+            return &ctx->zfam[i].prog;
+        }
+    return NULL;
 }
 
 void shard_zero_family_free(ApprofShardContext *ctx)
