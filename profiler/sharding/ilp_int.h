@@ -126,6 +126,12 @@ typedef struct Work {
     int *restore;
     size_t *restore_at;
     int n_restore;
+    /* The replay's plan of each EL_DEG2 and EL_PAIR step (by step; NULL
+     * until the first replay makes them, with restore). */
+    union StepPlan *plan;
+    /* The core the elimination left (the alive nodes, in index order):
+     * the same at every weight; n_core -1 until the first replay. */
+    int *core, n_core;
     double *scratch;            /* ilp_elim.c's, malloc'd */
     size_t cap_scratch;
 } Work;
@@ -154,8 +160,50 @@ int ilp_table_deg0(const Work *w, int x, int *arg);
  * into y's costs, the argmin into arg. */
 void ilp_fold_deg1(Work *w, int x, int e, int *arg);
 /* EL_DEG2 (edges e1 to y, e2 to z) and EL_PAIR (e as Elim.e): the table
- * into out, the argmin into arg; 0 or APPROF_ENOMEM. */
+ * into out, the argmin into arg; 0 or APPROF_ENOMEM. ilp_table_deg2 is
+ * ilp_deg2_plan then ilp_deg2_run. */
 int ilp_table_deg2(Work *w, int x, int e1, int e2, int *arg, const StepOut *out);
+/* A degree-2 step with its operands resolved: x's costs, the two tables
+ * and where the new table goes, as pointers and strides, and the instance
+ * of the fill for its strategies' counts. Every pointer stays valid for
+ * the working problem's life (its arrays are in the arena and never
+ * move), so a replay plans each step once and runs the plan at every
+ * weight (docs/performance.md "The memory levels' replays planned once"). */
+typedef struct Deg2Plan Deg2Plan;
+typedef void (*Deg2Fill)(const Deg2Plan *pl, double *t);
+struct Deg2Plan {
+    Deg2Fill fill;
+    const double *c, *r1, *r2;
+    double *r;
+    int *arg;
+    size_t si1, sj1, si2, sl2, rj, rl;
+    int kx, ky, kz;
+};
+void ilp_deg2_plan(const Work *w, int x, int e1, int e2, int *arg, const StepOut *out,
+                   Deg2Plan *pl);
+/* The plan's table and argmin, with the values ilp_table_deg2 gives for
+ * the same operands; 0 or APPROF_ENOMEM. */
+int ilp_deg2_run(Work *w, const Deg2Plan *pl);
+/* The same for a twin-pair step (ilp_table_pair): x's and the twin's
+ * costs, the five tables (rya, ryc NULL when absent) and where the new
+ * table goes. */
+typedef struct PairPlan PairPlan;
+typedef void (*PairFill)(const PairPlan *pl, double *base);
+struct PairPlan {
+    PairFill fill;
+    const double *nxc, *nyc, *rxy, *rxa, *rxc, *rya, *ryc;
+    double *r;
+    int *arg;
+    size_t sxy_i, sxy_j, sxa_i, sxa_s, sxc_i, sxc_u, sya_j, sya_s, syc_j, syc_u, rs, ru;
+    int kx, ky, ka, kc;
+};
+void ilp_pair_plan(const Work *w, int x, const int e[5], int *arg, const StepOut *out,
+                   PairPlan *pl);
+int ilp_pair_run(Work *w, const PairPlan *pl);
+typedef union StepPlan {
+    Deg2Plan deg2;
+    PairPlan pair;
+} StepPlan;
 int ilp_table_pair(Work *w, int x, const int e[5], int *arg, const StepOut *out);
 
 /* The working problem of p (its forbidden strategies removed, the memory
