@@ -475,9 +475,9 @@ static int plan_replay(Work *w)
         if (w->e[el->dest].r != el->r)
             out.acc = &w->e[el->dest];
         if (el->kind == EL_DEG2)
-            ilp_deg2_plan(w, el->x, el->e[0], el->e[1], el->arg, &out, &w->plan[s].deg2);
+            ilp_deg2_plan(w, el->x, el->e[0], el->e[1], el->arg, &out, &w->plan[s].deg2, 0);
         else
-            ilp_pair_plan(w, el->x, el->e, el->arg, &out, &w->plan[s].pair);
+            ilp_pair_plan(w, el->x, el->e, el->arg, &out, &w->plan[s].pair, 0);
     }
     w->n_core = 0;
     for (int v = 0; v < w->nn; v++)
@@ -551,10 +551,13 @@ void ilp_work_backsubstitute(Work *w)
         case EL_DEG1: w->n[el->x].choice = el->arg[w->n[el->y].choice]; break;
         case EL_DEG2:
             w->n[el->x].choice =
-                el->arg[(size_t)w->n[el->y].choice * w->n[el->z].k + w->n[el->z].choice];
+                w->plan ? ilp_deg2_arg_at(&w->plan[i].deg2, w->n[el->y].choice, w->n[el->z].choice)
+                        : el->arg[(size_t)w->n[el->y].choice * w->n[el->z].k + w->n[el->z].choice];
             break;
         case EL_PAIR: {
-            int code = el->arg[(size_t)w->n[el->y].choice * w->n[el->z].k + w->n[el->z].choice];
+            int code =
+                w->plan ? ilp_pair_arg_at(&w->plan[i].pair, w->n[el->y].choice, w->n[el->z].choice)
+                        : el->arg[(size_t)w->n[el->y].choice * w->n[el->z].k + w->n[el->z].choice];
             int ky = w->n[el->twin].k;
             w->n[el->x].choice = code / ky;
             w->n[el->twin].choice = code % ky;

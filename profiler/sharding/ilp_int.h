@@ -179,11 +179,20 @@ struct Deg2Plan {
     size_t si1, sj1, si2, sl2, rj, rl;
     int kx, ky, kz;
 };
+/* args 0: the plan's run writes the table only, not the argmin (a
+ * replay's, whose back-substitution asks ilp_deg2_arg_at). */
 void ilp_deg2_plan(const Work *w, int x, int e1, int e2, int *arg, const StepOut *out,
-                   Deg2Plan *pl);
+                   Deg2Plan *pl, int args);
 /* The plan's table and argmin, with the values ilp_table_deg2 gives for
  * the same operands; 0 or APPROF_ENOMEM. */
 int ilp_deg2_run(Work *w, const Deg2Plan *pl);
+/* The argmin the plan's run writes at y's strategy j and z's l (the
+ * same candidates in the same order), from its operands as they are: a
+ * step's operands are final when it runs (what is added into x's costs
+ * or into an edge's table comes from steps before it) and no later step
+ * changes them (x and the two edges are gone), so after a replay they
+ * are what the step read. */
+int ilp_deg2_arg_at(const Deg2Plan *p, int j, int l);
 /* The same for a twin-pair step (ilp_table_pair): x's and the twin's
  * costs, the five tables (rya, ryc NULL when absent) and where the new
  * table goes. */
@@ -198,8 +207,11 @@ struct PairPlan {
     int kx, ky, ka, kc;
 };
 void ilp_pair_plan(const Work *w, int x, const int e[5], int *arg, const StepOut *out,
-                   PairPlan *pl);
+                   PairPlan *pl, int args);
 int ilp_pair_run(Work *w, const PairPlan *pl);
+/* The argmin (x's choice * k_y + the twin's) at a's strategy s and c's u,
+ * as ilp_deg2_arg_at. */
+int ilp_pair_arg_at(const PairPlan *p, int s, int u);
 typedef union StepPlan {
     Deg2Plan deg2;
     PairPlan pair;

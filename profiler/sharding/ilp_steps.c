@@ -102,11 +102,13 @@ static void edge_strides(const Work *w, const WEdge *e, int x, size_t *si, size_
  * strategies is unrolled), and for the pairs of kx and kz that make most
  * of llama-3-8b's full sweep also kz (docs/performance.md "The degree-2
  * steps by the count of z's strategies"); the same sums and comparisons
- * in the same order for every kx and kz. */
+ * in the same order for every kx and kz. Without args the argmin is not
+ * written (a replay's: ilp_deg2_arg_at finds the one entry its
+ * back-substitution reads). */
 static inline __attribute__((always_inline)) void deg2_fill(
     int kx, int ky, int kz, const double *c, const double *r1, size_t si1, size_t sj1,
     const double *r2, size_t si2, size_t sl2, double *t, int *arg, double *r, size_t rj,
-    size_t rl, int add)
+    size_t rl, int add, int args)
 {
     for (int j = 0; j < ky; j++) {
         const double *row = r1 + (size_t)j * sj1;
@@ -123,7 +125,8 @@ static inline __attribute__((always_inline)) void deg2_fill(
                     bi = i;
                 }
             }
-            arg[(size_t)j * kz + l] = bi;
+            if (args)
+                arg[(size_t)j * kz + l] = bi;
             if (add)
                 r[(size_t)j * rj + (size_t)l * rl] += best;
             else
@@ -148,31 +151,33 @@ static void step_out_strides(const Work *w, const StepOut *out, int kz, double *
 
 /* One instance of deg2_fill for a plan's operands; K and KZ constants
  * where the plan's kx and kz are those listed in deg2_fill_for. */
-#define DEG2_FN(NAME, K, KZ, ADD) \
+#define DEG2_FN(NAME, K, KZ, ADD, ARGS) \
     static void NAME(const Deg2Plan *p, double *t) \
     { \
         deg2_fill(K, p->ky, KZ, p->c, p->r1, p->si1, p->sj1, p->r2, p->si2, p->sl2, t, p->arg, \
-                  p->r, p->rj, p->rl, ADD); \
+                  p->r, p->rj, p->rl, ADD, ARGS); \
     }
-#define DEG2_FNS(ADD, SUF) \
-    DEG2_FN(fill_3_2_##SUF, 3, 2, ADD) \
-    DEG2_FN(fill_4_2_##SUF, 4, 2, ADD) \
-    DEG2_FN(fill_4_3_##SUF, 4, 3, ADD) \
-    DEG2_FN(fill_4_4_##SUF, 4, 4, ADD) \
-    DEG2_FN(fill_4_5_##SUF, 4, 5, ADD) \
-    DEG2_FN(fill_5_2_##SUF, 5, 2, ADD) \
-    DEG2_FN(fill_5_3_##SUF, 5, 3, ADD) \
-    DEG2_FN(fill_5_4_##SUF, 5, 4, ADD) \
-    DEG2_FN(fill_5_5_##SUF, 5, 5, ADD) \
-    DEG2_FN(fill_5_6_##SUF, 5, 6, ADD) \
-    DEG2_FN(fill_2_z_##SUF, 2, p->kz, ADD) \
-    DEG2_FN(fill_3_z_##SUF, 3, p->kz, ADD) \
-    DEG2_FN(fill_4_z_##SUF, 4, p->kz, ADD) \
-    DEG2_FN(fill_5_z_##SUF, 5, p->kz, ADD) \
-    DEG2_FN(fill_6_z_##SUF, 6, p->kz, ADD) \
-    DEG2_FN(fill_x_z_##SUF, p->kx, p->kz, ADD)
-DEG2_FNS(0, set)
-DEG2_FNS(1, add)
+#define DEG2_FNS(ADD, ARGS, SUF) \
+    DEG2_FN(fill_3_2_##SUF, 3, 2, ADD, ARGS) \
+    DEG2_FN(fill_4_2_##SUF, 4, 2, ADD, ARGS) \
+    DEG2_FN(fill_4_3_##SUF, 4, 3, ADD, ARGS) \
+    DEG2_FN(fill_4_4_##SUF, 4, 4, ADD, ARGS) \
+    DEG2_FN(fill_4_5_##SUF, 4, 5, ADD, ARGS) \
+    DEG2_FN(fill_5_2_##SUF, 5, 2, ADD, ARGS) \
+    DEG2_FN(fill_5_3_##SUF, 5, 3, ADD, ARGS) \
+    DEG2_FN(fill_5_4_##SUF, 5, 4, ADD, ARGS) \
+    DEG2_FN(fill_5_5_##SUF, 5, 5, ADD, ARGS) \
+    DEG2_FN(fill_5_6_##SUF, 5, 6, ADD, ARGS) \
+    DEG2_FN(fill_2_z_##SUF, 2, p->kz, ADD, ARGS) \
+    DEG2_FN(fill_3_z_##SUF, 3, p->kz, ADD, ARGS) \
+    DEG2_FN(fill_4_z_##SUF, 4, p->kz, ADD, ARGS) \
+    DEG2_FN(fill_5_z_##SUF, 5, p->kz, ADD, ARGS) \
+    DEG2_FN(fill_6_z_##SUF, 6, p->kz, ADD, ARGS) \
+    DEG2_FN(fill_x_z_##SUF, p->kx, p->kz, ADD, ARGS)
+DEG2_FNS(0, 1, set)
+DEG2_FNS(1, 1, add)
+DEG2_FNS(0, 0, set_v)
+DEG2_FNS(1, 0, add_v)
 #undef DEG2_FNS
 #undef DEG2_FN
 
@@ -180,7 +185,7 @@ DEG2_FNS(1, add)
  * inlined for the pairs of kx and kz that make most of llama-3-8b's full
  * sweep, then for each small kx (docs/performance.md "The degree-2 steps
  * by the count of z's strategies"). */
-static Deg2Fill deg2_fill_for(int kx, int kz, int add)
+static Deg2Fill deg2_fill_for(int kx, int kz, int add, int args)
 {
 #define DEG2_PICK(SUF) \
     switch (kx * 8 + kz) { \
@@ -204,15 +209,21 @@ static Deg2Fill deg2_fill_for(int kx, int kz, int add)
     case 6: return fill_6_z_##SUF; \
     default: return fill_x_z_##SUF; \
     }
-    if (add) {
+    if (add && args) {
         DEG2_PICK(add)
     }
-    DEG2_PICK(set)
+    if (args) {
+        DEG2_PICK(set)
+    }
+    if (add) {
+        DEG2_PICK(add_v)
+    }
+    DEG2_PICK(set_v)
 #undef DEG2_PICK
 }
 
 void ilp_deg2_plan(const Work *w, int x, int e1, int e2, int *arg, const StepOut *out,
-                   Deg2Plan *pl)
+                   Deg2Plan *pl, int args)
 {
     const WNode *a = &w->n[x];
     const WEdge *d1 = &w->e[e1], *d2 = &w->e[e2];
@@ -226,7 +237,24 @@ void ilp_deg2_plan(const Work *w, int x, int e1, int e2, int *arg, const StepOut
     edge_strides(w, d1, x, &pl->si1, &pl->sj1);
     edge_strides(w, d2, x, &pl->si2, &pl->sl2);
     step_out_strides(w, out, pl->kz, &pl->r, &pl->rj, &pl->rl);
-    pl->fill = deg2_fill_for(pl->kx, pl->kz, out->acc != NULL);
+    pl->fill = deg2_fill_for(pl->kx, pl->kz, out->acc != NULL, args);
+}
+
+int ilp_deg2_arg_at(const Deg2Plan *p, int j, int l)
+{
+    const double *row = p->r1 + (size_t)j * p->sj1, *col = p->r2 + (size_t)l * p->sl2;
+    double best = INFINITY;
+    int bi = 0;
+    for (int i = 0; i < p->kx; i++) {
+        /* deg2_fill's t[i], then its candidate */
+        double t = p->c[i] + row[(size_t)i * p->si1];
+        double v = t + col[(size_t)i * p->si2];
+        if (v < best) {
+            best = v;
+            bi = i;
+        }
+    }
+    return bi;
 }
 
 int ilp_deg2_run(Work *w, const Deg2Plan *pl)
@@ -246,7 +274,7 @@ int ilp_deg2_run(Work *w, const Deg2Plan *pl)
 int ilp_table_deg2(Work *w, int x, int e1, int e2, int *arg, const StepOut *out)
 {
     Deg2Plan pl;
-    ilp_deg2_plan(w, x, e1, e2, arg, out, &pl);
+    ilp_deg2_plan(w, x, e1, e2, arg, out, &pl, 1);
     return ilp_deg2_run(w, &pl);
 }
 
@@ -272,7 +300,8 @@ static inline __attribute__((always_inline)) double pair_min(int kx, int ky, con
                 bi = i * ky + j;
             }
         }
-    *arg = bi;
+    if (arg)
+        *arg = bi;
     return best;
 }
 
@@ -298,7 +327,8 @@ static inline __attribute__((always_inline)) double pair_min_lone(int kx, int ky
                 bi = i * ky + j;
             }
         }
-    *arg = bi;
+    if (arg)
+        *arg = bi;
     return best + 0.0;
 }
 
@@ -309,7 +339,8 @@ static inline __attribute__((always_inline)) double pair_min_lone(int kx, int ky
  * comparisons in the same order for every size. base holds kx * ky + 2 *
  * kx + 2 * ky doubles. */
 static inline __attribute__((always_inline)) void pair_fill(const PairPlan *p, int kx, int ky,
-                                                            int add, int lone, double *base)
+                                                            int add, int lone, int args,
+                                                            double *base)
 {
     int ka = p->ka, kc = p->kc;
     double *r = p->r;
@@ -328,12 +359,13 @@ static inline __attribute__((always_inline)) void pair_fill(const PairPlan *p, i
                 for (int i = 0; i < kx; i++)
                     cx[i] = ax[i] + p->rxc[(size_t)i * p->sxc_i + (size_t)u * p->sxc_u];
                 int bi = 0;
-                double best = pair_min_lone(kx, ky, base, cx, &bi);
+                double best = pair_min_lone(kx, ky, base, cx, args ? &bi : NULL);
                 if (add)
                     r[(size_t)s * p->rs + (size_t)u * p->ru] += best;
                 else
                     r[(size_t)s * p->rs + (size_t)u * p->ru] = best;
-                p->arg[(size_t)s * kc + u] = bi;
+                if (args)
+                    p->arg[(size_t)s * kc + u] = bi;
             }
             continue;
         }
@@ -345,48 +377,58 @@ static inline __attribute__((always_inline)) void pair_fill(const PairPlan *p, i
             for (int j = 0; j < ky; j++)
                 cy[j] = ay[j] + (p->ryc ? p->ryc[(size_t)j * p->syc_j + (size_t)u * p->syc_u] : 0.0);
             int bi = 0;
-            double best = pair_min(kx, ky, base, cx, cy, &bi);
+            double best = pair_min(kx, ky, base, cx, cy, args ? &bi : NULL);
             if (add)
                 r[(size_t)s * p->rs + (size_t)u * p->ru] += best;
             else
                 r[(size_t)s * p->rs + (size_t)u * p->ru] = best;
-            p->arg[(size_t)s * kc + u] = bi;
+            if (args)
+                p->arg[(size_t)s * kc + u] = bi;
         }
     }
 }
 
-#define PAIR_FN(NAME, KX, KY, ADD, LONE) \
-    static void NAME(const PairPlan *p, double *base) { pair_fill(p, KX, KY, ADD, LONE, base); }
-#define PAIR_FNS(ADD, LONE, SUF) \
-    PAIR_FN(pair_3_2_##SUF, 3, 2, ADD, LONE) \
-    PAIR_FN(pair_4_3_##SUF, 4, 3, ADD, LONE) \
-    PAIR_FN(pair_x_y_##SUF, p->kx, p->ky, ADD, LONE)
-PAIR_FNS(0, 0, set)
-PAIR_FNS(1, 0, add)
-PAIR_FNS(0, 1, set_lone)
-PAIR_FNS(1, 1, add_lone)
+#define PAIR_FN(NAME, KX, KY, ADD, LONE, ARGS) \
+    static void NAME(const PairPlan *p, double *base) \
+    { \
+        pair_fill(p, KX, KY, ADD, LONE, ARGS, base); \
+    }
+#define PAIR_FNS(ADD, LONE, ARGS, SUF) \
+    PAIR_FN(pair_3_2_##SUF, 3, 2, ADD, LONE, ARGS) \
+    PAIR_FN(pair_4_3_##SUF, 4, 3, ADD, LONE, ARGS) \
+    PAIR_FN(pair_x_y_##SUF, p->kx, p->ky, ADD, LONE, ARGS)
+PAIR_FNS(0, 0, 1, set)
+PAIR_FNS(1, 0, 1, add)
+PAIR_FNS(0, 1, 1, set_lone)
+PAIR_FNS(1, 1, 1, add_lone)
+PAIR_FNS(0, 0, 0, set_v)
+PAIR_FNS(1, 0, 0, add_v)
+PAIR_FNS(0, 1, 0, set_lone_v)
+PAIR_FNS(1, 1, 0, add_lone_v)
 #undef PAIR_FNS
 #undef PAIR_FN
 
-static PairFill pair_fill_for(int kx, int ky, int add, int lone)
+static PairFill pair_fill_for(int kx, int ky, int add, int lone, int args)
 {
 #define PAIR_PICK(SUF) \
     return kx * 8 + ky == 3 * 8 + 2   ? pair_3_2_##SUF \
            : kx * 8 + ky == 4 * 8 + 3 ? pair_4_3_##SUF \
                                       : pair_x_y_##SUF
-    if (lone) {
-        if (add)
-            PAIR_PICK(add_lone);
-        PAIR_PICK(set_lone);
+    switch (lone * 4 + add * 2 + args) {
+    case 0: PAIR_PICK(set_v);
+    case 1: PAIR_PICK(set);
+    case 2: PAIR_PICK(add_v);
+    case 3: PAIR_PICK(add);
+    case 4: PAIR_PICK(set_lone_v);
+    case 5: PAIR_PICK(set_lone);
+    case 6: PAIR_PICK(add_lone_v);
+    default: PAIR_PICK(add_lone);
     }
-    if (add)
-        PAIR_PICK(add);
-    PAIR_PICK(set);
 #undef PAIR_PICK
 }
 
 void ilp_pair_plan(const Work *w, int x, const int e[5], int *arg, const StepOut *out,
-                   PairPlan *pl)
+                   PairPlan *pl, int args)
 {
     const WEdge *exy = &w->e[e[0]], *exa = &w->e[e[1]], *exc = &w->e[e[2]];
     const WEdge *eya = e[3] >= 0 ? &w->e[e[3]] : NULL, *eyc = e[4] >= 0 ? &w->e[e[4]] : NULL;
@@ -414,7 +456,35 @@ void ilp_pair_plan(const Work *w, int x, const int e[5], int *arg, const StepOut
         edge_strides(w, eyc, y, &pl->syc_j, &pl->syc_u);
     }
     step_out_strides(w, out, pl->kc, &pl->r, &pl->rs, &pl->ru);
-    pl->fill = pair_fill_for(pl->kx, pl->ky, out->acc != NULL, !eya && !eyc);
+    pl->fill = pair_fill_for(pl->kx, pl->ky, out->acc != NULL, !eya && !eyc, args);
+}
+
+int ilp_pair_arg_at(const PairPlan *p, int s, int u)
+{
+    double best = INFINITY;
+    int bi = 0, lone = !p->rya && !p->ryc;
+    for (int i = 0; i < p->kx; i++) {
+        /* pair_fill's cx[i] (ax[i] + the x-c entry) */
+        double cx = p->rxa[(size_t)i * p->sxa_i + (size_t)s * p->sxa_s] +
+                    p->rxc[(size_t)i * p->sxc_i + (size_t)u * p->sxc_u];
+        for (int j = 0; j < p->ky; j++) {
+            /* its base[i][j], then pair_min_lone's or pair_min's candidate */
+            double base = p->nxc[i] + p->nyc[j] + p->rxy[(size_t)i * p->sxy_i + (size_t)j * p->sxy_j];
+            double v;
+            if (lone) {
+                v = base + cx;
+            } else {
+                double ay = p->rya ? p->rya[(size_t)j * p->sya_j + (size_t)s * p->sya_s] : 0.0;
+                double cy = ay + (p->ryc ? p->ryc[(size_t)j * p->syc_j + (size_t)u * p->syc_u] : 0.0);
+                v = base + cx + cy;
+            }
+            if (v < best) {
+                best = v;
+                bi = i * p->ky + j;
+            }
+        }
+    }
+    return bi;
 }
 
 int ilp_pair_run(Work *w, const PairPlan *pl)
@@ -434,6 +504,6 @@ int ilp_pair_run(Work *w, const PairPlan *pl)
 int ilp_table_pair(Work *w, int x, const int e[5], int *arg, const StepOut *out)
 {
     PairPlan pl;
-    ilp_pair_plan(w, x, e, arg, out, &pl);
+    ilp_pair_plan(w, x, e, arg, out, &pl, 1);
     return ilp_pair_run(w, &pl);
 }
