@@ -240,21 +240,33 @@ void ilp_deg2_plan(const Work *w, int x, int e1, int e2, int *arg, const StepOut
     pl->fill = deg2_fill_for(pl->kx, pl->kz, out->acc != NULL, args);
 }
 
-int ilp_deg2_arg_at(const Deg2Plan *p, int j, int l)
+/* ilp_deg2_arg_at for kx strategies of x (unrolled where a constant). */
+static inline __attribute__((always_inline)) int deg2_arg(const Deg2Plan *p, int kx, int j, int l)
 {
     const double *row = p->r1 + (size_t)j * p->sj1, *col = p->r2 + (size_t)l * p->sl2;
+    size_t si1 = p->si1, si2 = p->si2;
     double best = INFINITY;
     int bi = 0;
-    for (int i = 0; i < p->kx; i++) {
+    for (int i = 0; i < kx; i++) {
         /* deg2_fill's t[i], then its candidate */
-        double t = p->c[i] + row[(size_t)i * p->si1];
-        double v = t + col[(size_t)i * p->si2];
+        double t = p->c[i] + row[(size_t)i * si1];
+        double v = t + col[(size_t)i * si2];
         if (v < best) {
             best = v;
             bi = i;
         }
     }
     return bi;
+}
+
+int ilp_deg2_arg_at(const Deg2Plan *p, int j, int l)
+{
+    switch (p->kx) {
+    case 3: return deg2_arg(p, 3, j, l);
+    case 4: return deg2_arg(p, 4, j, l);
+    case 5: return deg2_arg(p, 5, j, l);
+    default: return deg2_arg(p, p->kx, j, l);
+    }
 }
 
 int ilp_deg2_run(Work *w, const Deg2Plan *pl)
