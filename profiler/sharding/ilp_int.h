@@ -227,7 +227,9 @@ void ilp_work_free(Work *w);
  * st->eliminated and the twin pairs to st->twin_pairs; sp: also degree-2
  * nodes and twin pairs. The alive nodes are the core. */
 int ilp_work_eliminate(Work *w, int sp, ApprofIlpStats *st);
-/* Sets the choice of every eliminated node, the core's being set. */
+/* Sets the choice of every eliminated node, the core's being set: from
+ * the steps' argmin tables, or after a replay (w->plan made) from the
+ * steps' plans. */
 void ilp_work_backsubstitute(Work *w);
 /* Keeps a copy of the edge tables as built (before ilp_work_eliminate), so
  * that the working problem can be replayed; 0 or APPROF_ENOMEM. */
@@ -236,13 +238,16 @@ int ilp_work_keep_built(Work *w);
  * ilp_work_build, ilp_work_keep_built and ilp_work_eliminate left it for
  * the same p under another weight: the node costs reweighed, the edge
  * tables as built, and every recorded elimination step redone in its
- * order with the same arithmetic, so the values (hence the core, the
- * argmin tables and the solution) are bit for bit those a fresh build and
- * elimination would give: what the elimination decides (which nodes, which
- * edges, in what order) depends on the strategies' counts and the graph,
- * never on the costs. Only the built tables a step adds into are copied
- * back (the others stay as built). 0, APPROF_EINFEASIBLE or
- * APPROF_ENOMEM. */
+ * order with the same arithmetic, so the values (hence the core and the
+ * solution) are bit for bit those a fresh build and elimination would
+ * give: what the elimination decides (which nodes, which edges, in what
+ * order) depends on the strategies' counts and the graph, never on the
+ * costs. Only the built tables a step adds into are copied back (the
+ * others stay as built). The degree-2 and twin-pair steps run from plans
+ * made by the first replay (Work.plan) and write their tables only: the
+ * back-substitution finds the argmin entries it reads from the steps'
+ * operands (ilp_deg2_arg_at), the entries the elimination's tables hold
+ * at the same weight. 0, APPROF_EINFEASIBLE or APPROF_ENOMEM. */
 int ilp_work_replay(const ApprofIlp *p, Work *w);
 /* The least memory of any choice as ilp.h's approf_ilp_memory adds it up
  * (node by node, each node's least over its allowed strategies): no

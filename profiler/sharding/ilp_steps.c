@@ -5,7 +5,12 @@
  * docs/performance.md "Memory levels by replay"): each step a minimum over
  * the eliminated node(s) for every choice of what stays, with an argmin
  * table for the back-substitution. One function per kind of step serves
- * both, so a replay's sums and comparisons are the elimination's.
+ * both, so a replay's sums and comparisons are the elimination's. The
+ * degree-2 and twin-pair steps are a plan (operands, strides and the
+ * instance of the fill) and its run; a replay makes its plans once, runs
+ * them without the argmin tables and finds the argmin entries its
+ * back-substitution reads (docs/performance.md "The memory levels'
+ * replays planned once, their argmins found where read").
  */
 #include <math.h>
 #include <stdlib.h>
