@@ -514,16 +514,22 @@ static int work_finish(const ApprofIlp *p, ApprofIlpMethod method, Work *w, int 
                        double *objective, ApprofIlpStats *st)
 {
     int rc = 0, nc = 0;
-    int *core = malloc((size_t)(p->n_nodes > 0 ? p->n_nodes : 1) * sizeof(int));
+    /* a replay's core is the elimination's, listed by its plan
+     * (ilp_elim.c, plan_replay); its stats are not read */
+    int *core = w->core ? w->core : malloc((size_t)(p->n_nodes > 0 ? p->n_nodes : 1) * sizeof(int));
     if (!core)
         return APPROF_ENOMEM;
-    for (int v = 0; v < w->nn; v++)
-        if (w->n[v].alive)
-            core[nc++] = v;
+    if (w->core) {
+        nc = w->n_core;
+    } else {
+        for (int v = 0; v < w->nn; v++)
+            if (w->n[v].alive)
+                core[nc++] = v;
+        st->core_edges = 0;
+        for (int e = 0; e < w->ne; e++)
+            st->core_edges += w->e[e].alive;
+    }
     st->core_nodes = nc;
-    st->core_edges = 0;
-    for (int e = 0; e < w->ne; e++)
-        st->core_edges += w->e[e].alive;
     if (nc > 0) {
         if (method == APPROF_ILP_EXHAUSTIVE) {
             rc = core_exhaustive(w, core, nc);
@@ -535,7 +541,8 @@ static int work_finish(const ApprofIlp *p, ApprofIlpMethod method, Work *w, int 
 #endif
         }
     }
-    free(core);
+    if (core != w->core)
+        free(core);
     if (rc)
         return rc;
     ilp_work_backsubstitute(w);

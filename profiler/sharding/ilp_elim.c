@@ -414,6 +414,7 @@ int ilp_work_keep_built(Work *w)
     }
     w->ne_built = w->ne;
     w->n_restore = -1;
+    w->n_core = -1;
     return 0;
 }
 
@@ -453,6 +454,38 @@ static int list_restore(Work *w)
     return 0;
 }
 
+/* The replay's plans (w->plan) and the core (w->core): what a replay
+ * redoes at every weight but that depends on the elimination alone.
+ * The plan of a degree-2 step is ilp_table_deg2's for the same operands,
+ * made once; the core is the nodes the elimination left alive, which no
+ * replay changes. 0 or APPROF_ENOMEM. */
+static int plan_replay(Work *w)
+{
+    w->plan = ilp_arena_alloc(&w->arena, (size_t)(w->nel > 0 ? w->nel : 1) * sizeof(StepPlan));
+    w->core = ilp_arena_alloc(&w->arena, (size_t)(w->nn > 0 ? w->nn : 1) * sizeof(int));
+    if (!w->plan || !w->core)
+        return APPROF_ENOMEM;
+    for (int s = 0; s < w->nel; s++) {
+        const Elim *el = &w->el[s];
+        if (el->kind != EL_DEG2 && el->kind != EL_PAIR)
+            continue;
+        /* a table added into an edge that was there (as work_add_edge
+         * did) is added in place as it is made */
+        StepOut out = {el->r, NULL, el->y};
+        if (w->e[el->dest].r != el->r)
+            out.acc = &w->e[el->dest];
+        if (el->kind == EL_DEG2)
+            ilp_deg2_plan(w, el->x, el->e[0], el->e[1], el->arg, &out, &w->plan[s].deg2, 0);
+        else
+            ilp_pair_plan(w, el->x, el->e, el->arg, &out, &w->plan[s].pair, 0);
+    }
+    w->n_core = 0;
+    for (int v = 0; v < w->nn; v++)
+        if (w->n[v].alive)
+            w->core[w->n_core++] = v;
+    return 0;
+}
+
 int ilp_work_replay(const ApprofIlp *p, Work *w)
 {
     assert(w->nn == p->n_nodes && w->r_built);
@@ -460,7 +493,7 @@ int ilp_work_replay(const ApprofIlp *p, Work *w)
     for (int v = 0; v < w->nn; v++)
         w->n[v].choice = -1;
     /* the built tables the last solve added into, as built */
-    if (w->n_restore < 0 && list_restore(w))
+    if (w->n_restore < 0 && (list_restore(w) || plan_replay(w)))
         return APPROF_ENOMEM;
     for (int q = 0; q < w->n_restore; q++) {
         const WEdge *e = &w->e[w->restore[q]];
@@ -469,11 +502,6 @@ int ilp_work_replay(const ApprofIlp *p, Work *w)
     }
     for (int s = 0; s < w->nel; s++) {
         const Elim *el = &w->el[s];
-        /* a table added into an edge that was there (as work_add_edge did)
-         * is added in place as it is made */
-        StepOut out = {el->r, NULL, el->y};
-        if (el->r && w->e[el->dest].r != el->r)
-            out.acc = &w->e[el->dest];
         switch (el->kind) {
         case EL_FIXED:
             for (int i = 0; i < el->n_fixed; i++)
@@ -485,11 +513,11 @@ int ilp_work_replay(const ApprofIlp *p, Work *w)
             break;
         case EL_DEG1: ilp_fold_deg1(w, el->x, el->e[0], el->arg); break;
         case EL_DEG2:
-            if (ilp_table_deg2(w, el->x, el->e[0], el->e[1], el->arg, &out))
+            if (ilp_deg2_run(w, &w->plan[s].deg2))
                 return APPROF_ENOMEM;
             break;
         case EL_PAIR:
-            if (ilp_table_pair(w, el->x, el->e, el->arg, &out))
+            if (ilp_pair_run(w, &w->plan[s].pair))
                 return APPROF_ENOMEM;
             break;
         }
@@ -523,10 +551,13 @@ void ilp_work_backsubstitute(Work *w)
         case EL_DEG1: w->n[el->x].choice = el->arg[w->n[el->y].choice]; break;
         case EL_DEG2:
             w->n[el->x].choice =
-                el->arg[(size_t)w->n[el->y].choice * w->n[el->z].k + w->n[el->z].choice];
+                w->plan ? ilp_deg2_arg_at(&w->plan[i].deg2, w->n[el->y].choice, w->n[el->z].choice)
+                        : el->arg[(size_t)w->n[el->y].choice * w->n[el->z].k + w->n[el->z].choice];
             break;
         case EL_PAIR: {
-            int code = el->arg[(size_t)w->n[el->y].choice * w->n[el->z].k + w->n[el->z].choice];
+            int code =
+                w->plan ? ilp_pair_arg_at(&w->plan[i].pair, w->n[el->y].choice, w->n[el->z].choice)
+                        : el->arg[(size_t)w->n[el->y].choice * w->n[el->z].k + w->n[el->z].choice];
             int ky = w->n[el->twin].k;
             w->n[el->x].choice = code / ky;
             w->n[el->twin].choice = code % ky;

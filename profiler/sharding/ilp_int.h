@@ -126,6 +126,12 @@ typedef struct Work {
     int *restore;
     size_t *restore_at;
     int n_restore;
+    /* The replay's plan of each EL_DEG2 and EL_PAIR step (by step; NULL
+     * until the first replay makes them, with restore). */
+    union StepPlan *plan;
+    /* The core the elimination left (the alive nodes, in index order):
+     * the same at every weight; n_core -1 until the first replay. */
+    int *core, n_core;
     double *scratch;            /* ilp_elim.c's, malloc'd */
     size_t cap_scratch;
 } Work;
@@ -154,8 +160,62 @@ int ilp_table_deg0(const Work *w, int x, int *arg);
  * into y's costs, the argmin into arg. */
 void ilp_fold_deg1(Work *w, int x, int e, int *arg);
 /* EL_DEG2 (edges e1 to y, e2 to z) and EL_PAIR (e as Elim.e): the table
- * into out, the argmin into arg; 0 or APPROF_ENOMEM. */
+ * into out, the argmin into arg; 0 or APPROF_ENOMEM. ilp_table_deg2 is
+ * ilp_deg2_plan then ilp_deg2_run. */
 int ilp_table_deg2(Work *w, int x, int e1, int e2, int *arg, const StepOut *out);
+/* A degree-2 step with its operands resolved: x's costs, the two tables
+ * and where the new table goes, as pointers and strides, and the instance
+ * of the fill for its strategies' counts. Every pointer stays valid for
+ * the working problem's life (its arrays are in the arena and never
+ * move), so a replay plans each step once and runs the plan at every
+ * weight (docs/performance.md "The memory levels' replays planned once"). */
+typedef struct Deg2Plan Deg2Plan;
+typedef void (*Deg2Fill)(const Deg2Plan *pl, double *t);
+struct Deg2Plan {
+    Deg2Fill fill;
+    const double *c, *r1, *r2;
+    double *r;
+    int *arg;
+    size_t si1, sj1, si2, sl2, rj, rl;
+    int kx, ky, kz;
+};
+/* args 0: the plan's run writes the table only, not the argmin (a
+ * replay's, whose back-substitution asks ilp_deg2_arg_at). */
+void ilp_deg2_plan(const Work *w, int x, int e1, int e2, int *arg, const StepOut *out,
+                   Deg2Plan *pl, int args);
+/* The plan's table and argmin, with the values ilp_table_deg2 gives for
+ * the same operands; 0 or APPROF_ENOMEM. */
+int ilp_deg2_run(Work *w, const Deg2Plan *pl);
+/* The argmin the plan's run writes at y's strategy j and z's l (the
+ * same candidates in the same order), from its operands as they are: a
+ * step's operands are final when it runs (what is added into x's costs
+ * or into an edge's table comes from steps before it) and no later step
+ * changes them (x and the two edges are gone), so after a replay they
+ * are what the step read. */
+int ilp_deg2_arg_at(const Deg2Plan *p, int j, int l);
+/* The same for a twin-pair step (ilp_table_pair): x's and the twin's
+ * costs, the five tables (rya, ryc NULL when absent) and where the new
+ * table goes. */
+typedef struct PairPlan PairPlan;
+typedef void (*PairFill)(const PairPlan *pl, double *base);
+struct PairPlan {
+    PairFill fill;
+    const double *nxc, *nyc, *rxy, *rxa, *rxc, *rya, *ryc;
+    double *r;
+    int *arg;
+    size_t sxy_i, sxy_j, sxa_i, sxa_s, sxc_i, sxc_u, sya_j, sya_s, syc_j, syc_u, rs, ru;
+    int kx, ky, ka, kc;
+};
+void ilp_pair_plan(const Work *w, int x, const int e[5], int *arg, const StepOut *out,
+                   PairPlan *pl, int args);
+int ilp_pair_run(Work *w, const PairPlan *pl);
+/* The argmin (x's choice * k_y + the twin's) at a's strategy s and c's u,
+ * as ilp_deg2_arg_at. */
+int ilp_pair_arg_at(const PairPlan *p, int s, int u);
+typedef union StepPlan {
+    Deg2Plan deg2;
+    PairPlan pair;
+} StepPlan;
 int ilp_table_pair(Work *w, int x, const int e[5], int *arg, const StepOut *out);
 
 /* The working problem of p (its forbidden strategies removed, the memory
@@ -167,7 +227,9 @@ void ilp_work_free(Work *w);
  * st->eliminated and the twin pairs to st->twin_pairs; sp: also degree-2
  * nodes and twin pairs. The alive nodes are the core. */
 int ilp_work_eliminate(Work *w, int sp, ApprofIlpStats *st);
-/* Sets the choice of every eliminated node, the core's being set. */
+/* Sets the choice of every eliminated node, the core's being set: from
+ * the steps' argmin tables, or after a replay (w->plan made) from the
+ * steps' plans. */
 void ilp_work_backsubstitute(Work *w);
 /* Keeps a copy of the edge tables as built (before ilp_work_eliminate), so
  * that the working problem can be replayed; 0 or APPROF_ENOMEM. */
@@ -176,13 +238,16 @@ int ilp_work_keep_built(Work *w);
  * ilp_work_build, ilp_work_keep_built and ilp_work_eliminate left it for
  * the same p under another weight: the node costs reweighed, the edge
  * tables as built, and every recorded elimination step redone in its
- * order with the same arithmetic, so the values (hence the core, the
- * argmin tables and the solution) are bit for bit those a fresh build and
- * elimination would give: what the elimination decides (which nodes, which
- * edges, in what order) depends on the strategies' counts and the graph,
- * never on the costs. Only the built tables a step adds into are copied
- * back (the others stay as built). 0, APPROF_EINFEASIBLE or
- * APPROF_ENOMEM. */
+ * order with the same arithmetic, so the values (hence the core and the
+ * solution) are bit for bit those a fresh build and elimination would
+ * give: what the elimination decides (which nodes, which edges, in what
+ * order) depends on the strategies' counts and the graph, never on the
+ * costs. Only the built tables a step adds into are copied back (the
+ * others stay as built). The degree-2 and twin-pair steps run from plans
+ * made by the first replay (Work.plan) and write their tables only: the
+ * back-substitution finds the argmin entries it reads from the steps'
+ * operands (ilp_deg2_arg_at), the entries the elimination's tables hold
+ * at the same weight. 0, APPROF_EINFEASIBLE or APPROF_ENOMEM. */
 int ilp_work_replay(const ApprofIlp *p, Work *w);
 /* The least memory of any choice as ilp.h's approf_ilp_memory adds it up
  * (node by node, each node's least over its allowed strategies): no

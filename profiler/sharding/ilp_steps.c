@@ -5,7 +5,12 @@
  * docs/performance.md "Memory levels by replay"): each step a minimum over
  * the eliminated node(s) for every choice of what stays, with an argmin
  * table for the back-substitution. One function per kind of step serves
- * both, so a replay's sums and comparisons are the elimination's.
+ * both, so a replay's sums and comparisons are the elimination's. The
+ * degree-2 and twin-pair steps are a plan (operands, strides and the
+ * instance of the fill) and its run; a replay makes its plans once, runs
+ * them without the argmin tables and finds the argmin entries its
+ * back-substitution reads (docs/performance.md "The memory levels'
+ * replays planned once, their argmins found where read").
  */
 #include <math.h>
 #include <stdlib.h>
@@ -102,11 +107,13 @@ static void edge_strides(const Work *w, const WEdge *e, int x, size_t *si, size_
  * strategies is unrolled), and for the pairs of kx and kz that make most
  * of llama-3-8b's full sweep also kz (docs/performance.md "The degree-2
  * steps by the count of z's strategies"); the same sums and comparisons
- * in the same order for every kx and kz. */
+ * in the same order for every kx and kz. Without args the argmin is not
+ * written (a replay's: ilp_deg2_arg_at finds the one entry its
+ * back-substitution reads). */
 static inline __attribute__((always_inline)) void deg2_fill(
     int kx, int ky, int kz, const double *c, const double *r1, size_t si1, size_t sj1,
     const double *r2, size_t si2, size_t sl2, double *t, int *arg, double *r, size_t rj,
-    size_t rl, int add)
+    size_t rl, int add, int args)
 {
     for (int j = 0; j < ky; j++) {
         const double *row = r1 + (size_t)j * sj1;
@@ -123,7 +130,8 @@ static inline __attribute__((always_inline)) void deg2_fill(
                     bi = i;
                 }
             }
-            arg[(size_t)j * kz + l] = bi;
+            if (args)
+                arg[(size_t)j * kz + l] = bi;
             if (add)
                 r[(size_t)j * rj + (size_t)l * rl] += best;
             else
@@ -146,6 +154,135 @@ static void step_out_strides(const Work *w, const StepOut *out, int kz, double *
     }
 }
 
+/* One instance of deg2_fill for a plan's operands; K and KZ constants
+ * where the plan's kx and kz are those listed in deg2_fill_for. */
+#define DEG2_FN(NAME, K, KZ, ADD, ARGS) \
+    static void NAME(const Deg2Plan *p, double *t) \
+    { \
+        deg2_fill(K, p->ky, KZ, p->c, p->r1, p->si1, p->sj1, p->r2, p->si2, p->sl2, t, p->arg, \
+                  p->r, p->rj, p->rl, ADD, ARGS); \
+    }
+#define DEG2_FNS(ADD, ARGS, SUF) \
+    DEG2_FN(fill_3_2_##SUF, 3, 2, ADD, ARGS) \
+    DEG2_FN(fill_4_2_##SUF, 4, 2, ADD, ARGS) \
+    DEG2_FN(fill_4_3_##SUF, 4, 3, ADD, ARGS) \
+    DEG2_FN(fill_4_4_##SUF, 4, 4, ADD, ARGS) \
+    DEG2_FN(fill_4_5_##SUF, 4, 5, ADD, ARGS) \
+    DEG2_FN(fill_5_2_##SUF, 5, 2, ADD, ARGS) \
+    DEG2_FN(fill_5_3_##SUF, 5, 3, ADD, ARGS) \
+    DEG2_FN(fill_5_4_##SUF, 5, 4, ADD, ARGS) \
+    DEG2_FN(fill_5_5_##SUF, 5, 5, ADD, ARGS) \
+    DEG2_FN(fill_5_6_##SUF, 5, 6, ADD, ARGS) \
+    DEG2_FN(fill_2_z_##SUF, 2, p->kz, ADD, ARGS) \
+    DEG2_FN(fill_3_z_##SUF, 3, p->kz, ADD, ARGS) \
+    DEG2_FN(fill_4_z_##SUF, 4, p->kz, ADD, ARGS) \
+    DEG2_FN(fill_5_z_##SUF, 5, p->kz, ADD, ARGS) \
+    DEG2_FN(fill_6_z_##SUF, 6, p->kz, ADD, ARGS) \
+    DEG2_FN(fill_x_z_##SUF, p->kx, p->kz, ADD, ARGS)
+DEG2_FNS(0, 1, set)
+DEG2_FNS(1, 1, add)
+DEG2_FNS(0, 0, set_v)
+DEG2_FNS(1, 0, add_v)
+#undef DEG2_FNS
+#undef DEG2_FN
+
+/* The instance for kx and kz strategies, adding into the table or not:
+ * inlined for the pairs of kx and kz that make most of llama-3-8b's full
+ * sweep, then for each small kx (docs/performance.md "The degree-2 steps
+ * by the count of z's strategies"). */
+static Deg2Fill deg2_fill_for(int kx, int kz, int add, int args)
+{
+#define DEG2_PICK(SUF) \
+    switch (kx * 8 + kz) { \
+    case 3 * 8 + 2: return fill_3_2_##SUF; \
+    case 4 * 8 + 2: return fill_4_2_##SUF; \
+    case 4 * 8 + 3: return fill_4_3_##SUF; \
+    case 4 * 8 + 4: return fill_4_4_##SUF; \
+    case 4 * 8 + 5: return fill_4_5_##SUF; \
+    case 5 * 8 + 2: return fill_5_2_##SUF; \
+    case 5 * 8 + 3: return fill_5_3_##SUF; \
+    case 5 * 8 + 4: return fill_5_4_##SUF; \
+    case 5 * 8 + 5: return fill_5_5_##SUF; \
+    case 5 * 8 + 6: return fill_5_6_##SUF; \
+    default: break; \
+    } \
+    switch (kx) { \
+    case 2: return fill_2_z_##SUF; \
+    case 3: return fill_3_z_##SUF; \
+    case 4: return fill_4_z_##SUF; \
+    case 5: return fill_5_z_##SUF; \
+    case 6: return fill_6_z_##SUF; \
+    default: return fill_x_z_##SUF; \
+    }
+    if (add && args) {
+        DEG2_PICK(add)
+    }
+    if (args) {
+        DEG2_PICK(set)
+    }
+    if (add) {
+        DEG2_PICK(add_v)
+    }
+    DEG2_PICK(set_v)
+#undef DEG2_PICK
+}
+
+void ilp_deg2_plan(const Work *w, int x, int e1, int e2, int *arg, const StepOut *out,
+                   Deg2Plan *pl, int args)
+{
+    const WNode *a = &w->n[x];
+    const WEdge *d1 = &w->e[e1], *d2 = &w->e[e2];
+    pl->kx = a->k;
+    pl->ky = w->n[ilp_other_end(d1, x)].k;
+    pl->kz = w->n[ilp_other_end(d2, x)].k;
+    pl->c = a->c;
+    pl->r1 = d1->r;
+    pl->r2 = d2->r;
+    pl->arg = arg;
+    edge_strides(w, d1, x, &pl->si1, &pl->sj1);
+    edge_strides(w, d2, x, &pl->si2, &pl->sl2);
+    step_out_strides(w, out, pl->kz, &pl->r, &pl->rj, &pl->rl);
+    pl->fill = deg2_fill_for(pl->kx, pl->kz, out->acc != NULL, args);
+}
+
+/* ilp_deg2_arg_at for kx strategies of x (unrolled where a constant). */
+static inline __attribute__((always_inline)) int deg2_arg(const Deg2Plan *p, int kx, int j, int l)
+{
+    const double *row = p->r1 + (size_t)j * p->sj1, *col = p->r2 + (size_t)l * p->sl2;
+    size_t si1 = p->si1, si2 = p->si2;
+    double best = INFINITY;
+    int bi = 0;
+    for (int i = 0; i < kx; i++) {
+        /* deg2_fill's t[i], then its candidate */
+        double t = p->c[i] + row[(size_t)i * si1];
+        double v = t + col[(size_t)i * si2];
+        if (v < best) {
+            best = v;
+            bi = i;
+        }
+    }
+    return bi;
+}
+
+int ilp_deg2_arg_at(const Deg2Plan *p, int j, int l)
+{
+    switch (p->kx) {
+    case 3: return deg2_arg(p, 3, j, l);
+    case 4: return deg2_arg(p, 4, j, l);
+    case 5: return deg2_arg(p, 5, j, l);
+    default: return deg2_arg(p, p->kx, j, l);
+    }
+}
+
+int ilp_deg2_run(Work *w, const Deg2Plan *pl)
+{
+    double stack[DEG2_STACK], *t = stack;
+    if (pl->kx > DEG2_STACK && !(t = work_scratch(w, (size_t)pl->kx)))
+        return APPROF_ENOMEM;
+    pl->fill(pl, t);
+    return 0;
+}
+
 /* EL_DEG2: x's best strategy for each pair of y's and z's (the other ends
  * of e1 and e2), the k_y x k_z table into out, the argmin into arg; 0 or
  * APPROF_ENOMEM. Each candidate is (c_x + r1) + r2 as written out in
@@ -153,50 +290,9 @@ static void step_out_strides(const Work *w, const StepOut *out, int kz, double *
  * the first least candidate is taken. */
 int ilp_table_deg2(Work *w, int x, int e1, int e2, int *arg, const StepOut *out)
 {
-    const WNode *a = &w->n[x];
-    const WEdge *d1 = &w->e[e1], *d2 = &w->e[e2];
-    int kx = a->k, ky = w->n[ilp_other_end(d1, x)].k, kz = w->n[ilp_other_end(d2, x)].k;
-    double stack[DEG2_STACK], *t = stack;
-    size_t si1, sj1, si2, sl2;
-    if (kx > DEG2_STACK && !(t = work_scratch(w, (size_t)kx)))
-        return APPROF_ENOMEM;
-    double *r;
-    size_t rj, rl;
-    edge_strides(w, d1, x, &si1, &sj1);
-    edge_strides(w, d2, x, &si2, &sl2);
-    step_out_strides(w, out, kz, &r, &rj, &rl);
-#define DEG2_FILL(K, KZ, ADD) \
-    deg2_fill(K, ky, KZ, a->c, d1->r, si1, sj1, d2->r, si2, sl2, t, arg, r, rj, rl, ADD)
-#define DEG2_SWITCH(ADD) \
-    switch (kx * 8 + kz) { \
-    case 3 * 8 + 2: DEG2_FILL(3, 2, ADD); break; \
-    case 4 * 8 + 2: DEG2_FILL(4, 2, ADD); break; \
-    case 4 * 8 + 3: DEG2_FILL(4, 3, ADD); break; \
-    case 4 * 8 + 4: DEG2_FILL(4, 4, ADD); break; \
-    case 4 * 8 + 5: DEG2_FILL(4, 5, ADD); break; \
-    case 5 * 8 + 2: DEG2_FILL(5, 2, ADD); break; \
-    case 5 * 8 + 3: DEG2_FILL(5, 3, ADD); break; \
-    case 5 * 8 + 4: DEG2_FILL(5, 4, ADD); break; \
-    case 5 * 8 + 5: DEG2_FILL(5, 5, ADD); break; \
-    case 5 * 8 + 6: DEG2_FILL(5, 6, ADD); break; \
-    default: \
-        switch (kx) { \
-        case 2: DEG2_FILL(2, kz, ADD); break; \
-        case 3: DEG2_FILL(3, kz, ADD); break; \
-        case 4: DEG2_FILL(4, kz, ADD); break; \
-        case 5: DEG2_FILL(5, kz, ADD); break; \
-        case 6: DEG2_FILL(6, kz, ADD); break; \
-        default: DEG2_FILL(kx, kz, ADD); break; \
-        } \
-    }
-    if (out->acc) {
-        DEG2_SWITCH(1)
-    } else {
-        DEG2_SWITCH(0)
-    }
-#undef DEG2_SWITCH
-#undef DEG2_FILL
-    return 0;
+    Deg2Plan pl;
+    ilp_deg2_plan(w, x, e1, e2, arg, out, &pl, 1);
+    return ilp_deg2_run(w, &pl);
 }
 
 /* Largest scratch of doubles a twin-pair step keeps on the stack. */
@@ -221,7 +317,8 @@ static inline __attribute__((always_inline)) double pair_min(int kx, int ky, con
                 bi = i * ky + j;
             }
         }
-    *arg = bi;
+    if (arg)
+        *arg = bi;
     return best;
 }
 
@@ -247,8 +344,174 @@ static inline __attribute__((always_inline)) double pair_min_lone(int kx, int ky
                 bi = i * ky + j;
             }
         }
-    *arg = bi;
+    if (arg)
+        *arg = bi;
     return best + 0.0;
+}
+
+/* The k_a x k_c table of a twin-pair step (ilp_table_pair) for kx and ky
+ * strategies of x and its twin, adding into the table or not, y with or
+ * without edges to a and c (lone): inlined for the twin pairs' usual
+ * sizes (3 x 2 and 4 x 3, constants there), the same sums and
+ * comparisons in the same order for every size. base holds kx * ky + 2 *
+ * kx + 2 * ky doubles. */
+static inline __attribute__((always_inline)) void pair_fill(const PairPlan *p, int kx, int ky,
+                                                            int add, int lone, int args,
+                                                            double *base)
+{
+    int ka = p->ka, kc = p->kc;
+    double *r = p->r;
+    /* base[i][j]: x at i and y at j with their edge; then the a and c
+     * terms of x (ax, cx) and of y (ay, cy) */
+    double *ax = base + (size_t)kx * ky, *cx = ax + kx, *ay = cx + kx, *cy = ay + ky;
+    for (int i = 0; i < kx; i++)
+        for (int j = 0; j < ky; j++)
+            base[(size_t)i * ky + j] =
+                p->nxc[i] + p->nyc[j] + p->rxy[(size_t)i * p->sxy_i + (size_t)j * p->sxy_j];
+    for (int s = 0; s < ka; s++) {
+        for (int i = 0; i < kx; i++)
+            ax[i] = p->rxa[(size_t)i * p->sxa_i + (size_t)s * p->sxa_s];
+        if (lone) {
+            for (int u = 0; u < kc; u++) {
+                for (int i = 0; i < kx; i++)
+                    cx[i] = ax[i] + p->rxc[(size_t)i * p->sxc_i + (size_t)u * p->sxc_u];
+                int bi = 0;
+                double best = pair_min_lone(kx, ky, base, cx, args ? &bi : NULL);
+                if (add)
+                    r[(size_t)s * p->rs + (size_t)u * p->ru] += best;
+                else
+                    r[(size_t)s * p->rs + (size_t)u * p->ru] = best;
+                if (args)
+                    p->arg[(size_t)s * kc + u] = bi;
+            }
+            continue;
+        }
+        for (int j = 0; j < ky; j++)
+            ay[j] = p->rya ? p->rya[(size_t)j * p->sya_j + (size_t)s * p->sya_s] : 0.0;
+        for (int u = 0; u < kc; u++) {
+            for (int i = 0; i < kx; i++)
+                cx[i] = ax[i] + p->rxc[(size_t)i * p->sxc_i + (size_t)u * p->sxc_u];
+            for (int j = 0; j < ky; j++)
+                cy[j] = ay[j] + (p->ryc ? p->ryc[(size_t)j * p->syc_j + (size_t)u * p->syc_u] : 0.0);
+            int bi = 0;
+            double best = pair_min(kx, ky, base, cx, cy, args ? &bi : NULL);
+            if (add)
+                r[(size_t)s * p->rs + (size_t)u * p->ru] += best;
+            else
+                r[(size_t)s * p->rs + (size_t)u * p->ru] = best;
+            if (args)
+                p->arg[(size_t)s * kc + u] = bi;
+        }
+    }
+}
+
+#define PAIR_FN(NAME, KX, KY, ADD, LONE, ARGS) \
+    static void NAME(const PairPlan *p, double *base) \
+    { \
+        pair_fill(p, KX, KY, ADD, LONE, ARGS, base); \
+    }
+#define PAIR_FNS(ADD, LONE, ARGS, SUF) \
+    PAIR_FN(pair_3_2_##SUF, 3, 2, ADD, LONE, ARGS) \
+    PAIR_FN(pair_4_3_##SUF, 4, 3, ADD, LONE, ARGS) \
+    PAIR_FN(pair_x_y_##SUF, p->kx, p->ky, ADD, LONE, ARGS)
+PAIR_FNS(0, 0, 1, set)
+PAIR_FNS(1, 0, 1, add)
+PAIR_FNS(0, 1, 1, set_lone)
+PAIR_FNS(1, 1, 1, add_lone)
+PAIR_FNS(0, 0, 0, set_v)
+PAIR_FNS(1, 0, 0, add_v)
+PAIR_FNS(0, 1, 0, set_lone_v)
+PAIR_FNS(1, 1, 0, add_lone_v)
+#undef PAIR_FNS
+#undef PAIR_FN
+
+static PairFill pair_fill_for(int kx, int ky, int add, int lone, int args)
+{
+#define PAIR_PICK(SUF) \
+    return kx * 8 + ky == 3 * 8 + 2   ? pair_3_2_##SUF \
+           : kx * 8 + ky == 4 * 8 + 3 ? pair_4_3_##SUF \
+                                      : pair_x_y_##SUF
+    switch (lone * 4 + add * 2 + args) {
+    case 0: PAIR_PICK(set_v);
+    case 1: PAIR_PICK(set);
+    case 2: PAIR_PICK(add_v);
+    case 3: PAIR_PICK(add);
+    case 4: PAIR_PICK(set_lone_v);
+    case 5: PAIR_PICK(set_lone);
+    case 6: PAIR_PICK(add_lone_v);
+    default: PAIR_PICK(add_lone);
+    }
+#undef PAIR_PICK
+}
+
+void ilp_pair_plan(const Work *w, int x, const int e[5], int *arg, const StepOut *out,
+                   PairPlan *pl, int args)
+{
+    const WEdge *exy = &w->e[e[0]], *exa = &w->e[e[1]], *exc = &w->e[e[2]];
+    const WEdge *eya = e[3] >= 0 ? &w->e[e[3]] : NULL, *eyc = e[4] >= 0 ? &w->e[e[4]] : NULL;
+    int y = ilp_other_end(exy, x);
+    memset(pl, 0, sizeof *pl);
+    pl->kx = w->n[x].k;
+    pl->ky = w->n[y].k;
+    pl->ka = w->n[ilp_other_end(exa, x)].k;
+    pl->kc = w->n[ilp_other_end(exc, x)].k;
+    pl->nxc = w->n[x].c;
+    pl->nyc = w->n[y].c;
+    pl->rxy = exy->r;
+    pl->rxa = exa->r;
+    pl->rxc = exc->r;
+    pl->arg = arg;
+    edge_strides(w, exy, x, &pl->sxy_i, &pl->sxy_j);
+    edge_strides(w, exa, x, &pl->sxa_i, &pl->sxa_s);
+    edge_strides(w, exc, x, &pl->sxc_i, &pl->sxc_u);
+    if (eya) {
+        pl->rya = eya->r;
+        edge_strides(w, eya, y, &pl->sya_j, &pl->sya_s);
+    }
+    if (eyc) {
+        pl->ryc = eyc->r;
+        edge_strides(w, eyc, y, &pl->syc_j, &pl->syc_u);
+    }
+    step_out_strides(w, out, pl->kc, &pl->r, &pl->rs, &pl->ru);
+    pl->fill = pair_fill_for(pl->kx, pl->ky, out->acc != NULL, !eya && !eyc, args);
+}
+
+int ilp_pair_arg_at(const PairPlan *p, int s, int u)
+{
+    double best = INFINITY;
+    int bi = 0, lone = !p->rya && !p->ryc;
+    for (int i = 0; i < p->kx; i++) {
+        /* pair_fill's cx[i] (ax[i] + the x-c entry) */
+        double cx = p->rxa[(size_t)i * p->sxa_i + (size_t)s * p->sxa_s] +
+                    p->rxc[(size_t)i * p->sxc_i + (size_t)u * p->sxc_u];
+        for (int j = 0; j < p->ky; j++) {
+            /* its base[i][j], then pair_min_lone's or pair_min's candidate */
+            double base = p->nxc[i] + p->nyc[j] + p->rxy[(size_t)i * p->sxy_i + (size_t)j * p->sxy_j];
+            double v;
+            if (lone) {
+                v = base + cx;
+            } else {
+                double ay = p->rya ? p->rya[(size_t)j * p->sya_j + (size_t)s * p->sya_s] : 0.0;
+                double cy = ay + (p->ryc ? p->ryc[(size_t)j * p->syc_j + (size_t)u * p->syc_u] : 0.0);
+                v = base + cx + cy;
+            }
+            if (v < best) {
+                best = v;
+                bi = i * p->ky + j;
+            }
+        }
+    }
+    return bi;
+}
+
+int ilp_pair_run(Work *w, const PairPlan *pl)
+{
+    size_t need = (size_t)pl->kx * pl->ky + 2 * (size_t)pl->kx + 2 * (size_t)pl->ky;
+    double stack[PAIR_STACK], *base = stack;
+    if (need > PAIR_STACK && !(base = work_scratch(w, need)))
+        return APPROF_ENOMEM;
+    pl->fill(pl, base);
+    return 0;
 }
 
 /* EL_PAIR: x and its twin y at their best for each pair of a's and c's,
@@ -257,75 +520,7 @@ static inline __attribute__((always_inline)) double pair_min_lone(int kx, int ky
  * tables are read in place (edge_strides). */
 int ilp_table_pair(Work *w, int x, const int e[5], int *arg, const StepOut *out)
 {
-    const WEdge *exy = &w->e[e[0]], *exa = &w->e[e[1]], *exc = &w->e[e[2]];
-    const WEdge *eya = e[3] >= 0 ? &w->e[e[3]] : NULL, *eyc = e[4] >= 0 ? &w->e[e[4]] : NULL;
-    int y = ilp_other_end(exy, x);
-    const WNode *nx = &w->n[x], *ny = &w->n[y];
-    int kx = nx->k, ky = ny->k, ka = w->n[ilp_other_end(exa, x)].k, kc = w->n[ilp_other_end(exc, x)].k;
-    size_t need = (size_t)kx * ky + 2 * (size_t)kx + 2 * (size_t)ky;
-    size_t sxy_i, sxy_j, sxa_i, sxa_s, sxc_i, sxc_u, sya_j = 0, sya_s = 0, syc_j = 0, syc_u = 0;
-    /* base[i][j]: x at i and y at j with their edge; then the a and c
-     * terms of x (ax, cx) and of y (ay, cy) */
-    double stack[PAIR_STACK], *base = stack;
-    if (need > PAIR_STACK && !(base = work_scratch(w, need)))
-        return APPROF_ENOMEM;
-    double *ax = base + (size_t)kx * ky, *cx = ax + kx, *ay = cx + kx, *cy = ay + ky;
-    double *r;
-    size_t rs, ru;
-    step_out_strides(w, out, kc, &r, &rs, &ru);
-    edge_strides(w, exy, x, &sxy_i, &sxy_j);
-    edge_strides(w, exa, x, &sxa_i, &sxa_s);
-    edge_strides(w, exc, x, &sxc_i, &sxc_u);
-    if (eya)
-        edge_strides(w, eya, y, &sya_j, &sya_s);
-    if (eyc)
-        edge_strides(w, eyc, y, &syc_j, &syc_u);
-    for (int i = 0; i < kx; i++)
-        for (int j = 0; j < ky; j++)
-            base[(size_t)i * ky + j] =
-                nx->c[i] + ny->c[j] + exy->r[(size_t)i * sxy_i + (size_t)j * sxy_j];
-    for (int s = 0; s < ka; s++) {
-        for (int i = 0; i < kx; i++)
-            ax[i] = exa->r[(size_t)i * sxa_i + (size_t)s * sxa_s];
-        if (!eya && !eyc) {
-            for (int u = 0; u < kc; u++) {
-                for (int i = 0; i < kx; i++)
-                    cx[i] = ax[i] + exc->r[(size_t)i * sxc_i + (size_t)u * sxc_u];
-                int bi = 0;
-                double best;
-                switch (kx * 8 + ky) {
-                case 3 * 8 + 2: best = pair_min_lone(3, 2, base, cx, &bi); break;
-                case 4 * 8 + 3: best = pair_min_lone(4, 3, base, cx, &bi); break;
-                default: best = pair_min_lone(kx, ky, base, cx, &bi); break;
-                }
-                if (out->acc)
-                    r[(size_t)s * rs + (size_t)u * ru] += best;
-                else
-                    r[(size_t)s * rs + (size_t)u * ru] = best;
-                arg[(size_t)s * kc + u] = bi;
-            }
-            continue;
-        }
-        for (int j = 0; j < ky; j++)
-            ay[j] = eya ? eya->r[(size_t)j * sya_j + (size_t)s * sya_s] : 0.0;
-        for (int u = 0; u < kc; u++) {
-            for (int i = 0; i < kx; i++)
-                cx[i] = ax[i] + exc->r[(size_t)i * sxc_i + (size_t)u * sxc_u];
-            for (int j = 0; j < ky; j++)
-                cy[j] = ay[j] + (eyc ? eyc->r[(size_t)j * syc_j + (size_t)u * syc_u] : 0.0);
-            int bi = 0;
-            double best;
-            switch (kx * 8 + ky) {
-            case 3 * 8 + 2: best = pair_min(3, 2, base, cx, cy, &bi); break;
-            case 4 * 8 + 3: best = pair_min(4, 3, base, cx, cy, &bi); break;
-            default: best = pair_min(kx, ky, base, cx, cy, &bi); break;
-            }
-            if (out->acc)
-                r[(size_t)s * rs + (size_t)u * ru] += best;
-            else
-                r[(size_t)s * rs + (size_t)u * ru] = best;
-            arg[(size_t)s * kc + u] = bi;
-        }
-    }
-    return 0;
+    PairPlan pl;
+    ilp_pair_plan(w, x, e, arg, out, &pl, 1);
+    return ilp_pair_run(w, &pl);
 }
