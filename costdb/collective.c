@@ -270,7 +270,7 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         strcmp(key, "optimizer_step_bytes") &&
         strcmp(key, "intra_host_full_mesh") && strcmp(key, "host_link_bandwidth") &&
         strcmp(key, "attention_efficiency") && strncmp(key, "attention_efficiency_", 21) &&
-        strcmp(key, "cp_ring_torch"))
+        strcmp(key, "cp_ring_torch") && strcmp(key, "grad_presync_passes"))
         return cjr_skip_value(ps, depth + 1);
     if (cjr_number(ps, &v))
         return COSTDB_EPARSE;
@@ -302,6 +302,8 @@ static int capability_member(CjrParser *ps, const char *key, void *ctx, int dept
         f->host_bandwidth = v;
     else if (!strcmp(key, "cp_ring_torch"))
         f->cp_ring_torch = v == 1 ? 1 : 0;
+    else if (!strcmp(key, "grad_presync_passes"))
+        f->grad_presync_passes = v <= 8 && v == floor(v) ? (int)v : 0; /* specfile.c's bound */
     else if (!strcmp(key, "attention_efficiency"))
         f->attention_efficiency = v <= 1 ? v : 0;
     else if (!strncmp(key, "attention_efficiency_", 21)) {

@@ -60,6 +60,9 @@ typedef struct CostdbFabric {
     double grad_reduce_bytes;               /* the spec's width of the gradient buffers and
                                              * their reduction; 0: the model's
                                              * (costdb_grad_buffer_ratio) */
+    int grad_presync_passes;                /* the spec's passes over the gradient buffer
+                                             * before the data-parallel reduction
+                                             * (hw/grad_presync.c); 0: none */
     CostdbAdamWidths adam;                  /* the spec's optimizer-state widths
                                              * (costdb_adam_state_bytes) */
     int scaleup_gpus;                       /* GPUs of one NVLink scale-up domain (GB200

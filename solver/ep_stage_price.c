@@ -464,6 +464,19 @@ void apsolve_ep_price(const ApsolveEpFacts *x, const CostdbFabric *fab, int M,
         out->apply_delta =
             costdb_memory_seconds(&f, costdb_adam_bytes(&f.adam, out->local_after / zn, esize, esize)) -
             costdb_memory_seconds(&f, costdb_adam_bytes(&f.adam, out->local_before / zo, esize, esize));
+        /* The framework's passes over its gradient buffer before the
+         * reduction (grad_presync_passes, hw/grad_presync.c: Megatron-Core's
+         * start_grad_sync norm and expert scaling), priced in the stored
+         * entry over its local expert elements, run over the layout's:
+         * the whole buffer, at its reduce width, ZeRO-1 or not (where the
+         * stored entry reduced over more than one GPU, as it prices them) */
+        if (g_old > 1 && f.grad_presync_passes > 0) {
+            double pre = f.grad_presync_passes *
+                         costdb_memory_seconds(&f, fabs(dl) * esize *
+                                                       costdb_grad_buffer_ratio(f.grad_reduce_bytes,
+                                                                                esize));
+            out->apply_delta += dl < 0 ? -pre : pre;
+        }
         /* Under the gradient overlap of the hardware row (DDP's and
          * Megatron's --overlap-grad-reduce) the reduction runs under the
          * backward, and the stored entry's exposed part (its last bucket)

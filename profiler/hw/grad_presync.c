@@ -27,8 +27,11 @@
  * spec's memory rate (approf_stream_kernel_seconds), once a step. The
  * buckets' extra launches (two kernels a bucket) and the host's wait on
  * the assert are not priced: no figure. ZeRO-2 and 3 reduce in the graph,
- * not in the apply step: nothing here. docs/validation.md, "The gradient
- * buffer's passes before the data-parallel reduction".
+ * not in the apply step: nothing here. Under an ep layout apsolve's ep
+ * stage moves the passes with the expert elements a GPU holds
+ * (solver/ep_stage_price.c). docs/validation.md, "The gradient buffer's
+ * passes before the data-parallel reduction" and "... by the version each
+ * Megatron run used".
  */
 #include "collective.h"
 #include "hardware.h"
