@@ -180,11 +180,13 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
                        fs = INFINITY, bs = INFINITY, ws = INFINITY, cs = INFINITY;
                 for (int k = 0; k < p->num_configs; k++) {
                     size_t idx = apsolve_index(p, i, j, s, k);
-                    double c = apsolve_cell_cost(p, idx, (size_t)s * p->num_configs + k),
-                           fw = p->fwd_cost[idx],
-                           bw = p->bwd_cost[idx], wg = p->wgrad_cost[idx];
+                    double c = apsolve_cell_cost(p, idx, (size_t)s * p->num_configs + k), fw,
+                           bw, wg;
                     if (isinf(c) || c > tau)
                         continue; /* no plan uses it; none under tau does */
+                    fw = p->fwd_cost[idx];
+                    bw = p->bwd_cost[idx];
+                    wg = p->wgrad_cost[idx];
                     if (!(fw >= 0 && wg >= 0 && wg <= bw && c >= (fw + bw) * (1 - 1e-12))) {
                         free(f->root);
                         free(f->x);
