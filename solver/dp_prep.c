@@ -558,42 +558,12 @@ typedef struct {
     int m;
 } Kept;
 
-/* kept[0 .. nk) is held as the staircase of the kept items that no other
- * kept item dominates (docs/performance.md, "The kept items as a
- * staircase"): keys strictly ascending and bounds strictly ascending (of
- * two, the one of no larger key and no smaller bound dominates the other).
- * A kept item the staircase dropped is dominated by one in it (domination
- * is transitive), so an item is dominated by a kept item exactly when it
- * is by one of the staircase; of those of key <= a (a first run: keys are
- * never NaN, apply_key) the last has the largest bound. */
 static int dominated_by(const Kept *kept, int nk, double a, int m)
 {
-    int lo = 0, hi = nk; /* lo: the first of key > a */
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (kept[mid].a <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo > 0 && kept[lo - 1].m >= m;
-}
-
-/* Keeps (a, m), which no kept item dominates (dominated_by said 0), in
- * the staircase of kept[0 .. nk): at the first key >= a, dropping the run
- * from there of bound <= m (keys >= a: it dominates them; the bounds
- * ascend, so they are a run, and every one after has a larger key and
- * bound). The staircase's new size. */
-static int kept_add(Kept *kept, int nk, double a, int m)
-{
-    int at = 0, end;
-    while (at < nk && kept[at].a < a)
-        at++;
-    for (end = at; end < nk && kept[end].m <= m; end++)
-        ;
-    memmove(kept + at + 1, kept + end, (size_t)(nk - end) * sizeof *kept);
-    kept[at] = (Kept){a, m};
-    return nk - (end - at) + 1;
+    for (int q = 0; q < nk; q++)
+        if (kept[q].a <= a && kept[q].m >= m)
+            return 1;
+    return 0;
 }
 
 /* A bound of the family as the prep keeps it: -1 never fits, else at most L. */
@@ -660,7 +630,7 @@ static int family_list(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProb
                 if (u == 0 || (u != FIT_NONE && dominated_by(kept, nk, a, u)))
                     continue;
                 if (u != FIT_NONE)
-                    nk = kept_add(kept, nk, a, u);
+                    kept[nk++] = (Kept){a, u};
                 f->lsrc[n_items + (size_t)nt++] = k;
             }
             if (!nt)
@@ -761,7 +731,7 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                 it.mnss = m > L ? L : m;
                 if (dominated_by(kept, nk, a, it.mnss))
                     continue;
-                nk = kept_add(kept, nk, a, it.mnss);
+                kept[nk++] = (Kept){a, it.mnss};
                 pr->items[pr->n_items + (size_t)nt] = it;
                 pr->apply[pr->n_items + (size_t)nt] = sh->apply[t];
                 nt++;
