@@ -377,8 +377,8 @@ static int paths_open(const ApsolveStageFloor *f, int v, int B, int n, long *bud
                 grp[e1 - e].d = fin[e1] - i * (int)row;
             }
             /* by prefix: the states that pass a (j, s)'s test below are the
-             * first ones (docs/performance.md, "The device paths' states
-             * by prefix") */
+             * first ones (docs/performance.md, "apsolve's floors, third
+             * round") */
             qsort(grp, e1 - e, sizeof *grp, cmp_state);
             for (int j = i + v - 1; j < L; j += v) {
                 if (L - 1 - j < (n - 1 - r) * v || (r == n - 1 && j != L - 1))
@@ -535,7 +535,7 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
     for (int m = 1; m <= top; m++) {
         /* in place, i ascending: row i reads rows > i of count m - 1. Only
          * the rows each[] reads through are made (docs/performance.md,
-         * "The floors' rows that a cut can reach"): row 0 reads rows i + kv
+         * "apsolve's floors, third round"): row 0 reads rows i + kv
          * only, so rows of i % v != 0 never reach it; a row past L - m v
          * (fewer than m v layers left) and a row j + 1 past L - (m - 1) v
          * at count m - 1 are +inf, which no min below takes, so neither is

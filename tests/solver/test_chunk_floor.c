@@ -565,7 +565,7 @@ static void paths_counts(int n, int B, int *c)
 }
 
 /* The device paths close only counts no cut keeps open (docs/
- * performance.md, "The device paths' states by prefix"): on problems of 16
+ * performance.md, "apsolve's floors, third round"): on problems of 16
  * devices (many device counts per row, so a row's states are many and
  * their prefixes differ), under tau from 1 to 2.5 x a count's other floor,
  * every count ZB-V's floor leaves +inf has no cut whose paths all stay
