@@ -130,6 +130,21 @@ static int cmp_int(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A state of one row of paths_open's level: its least prefix and devices. */
+typedef struct PathState {
+    double pre;
+    int d;
+} PathState;
+
+/* Prefix ascending (devices ascending among equal prefixes). */
+static int cmp_state(const void *a, const void *b)
+{
+    const PathState *x = a, *y = b;
+    if (x->pre != y->pre)
+        return x->pre < y->pre ? -1 : 1;
+    return (x->d > y->d) - (x->d < y->d);
+}
+
 /* f->root (the file comment) over the entries of cost at most tau: 0, or
  * -1 (root freed, left NULL) when the problem has no split of its backward
  * or an entry's split does not allow the fill floor. */
@@ -165,11 +180,13 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
                        fs = INFINITY, bs = INFINITY, ws = INFINITY, cs = INFINITY;
                 for (int k = 0; k < p->num_configs; k++) {
                     size_t idx = apsolve_index(p, i, j, s, k);
-                    double c = apsolve_cell_cost(p, idx, (size_t)s * p->num_configs + k),
-                           fw = p->fwd_cost[idx],
-                           bw = p->bwd_cost[idx], wg = p->wgrad_cost[idx];
+                    double c = apsolve_cell_cost(p, idx, (size_t)s * p->num_configs + k), fw,
+                           bw, wg;
                     if (isinf(c) || c > tau)
                         continue; /* no plan uses it; none under tau does */
+                    fw = p->fwd_cost[idx];
+                    bw = p->bwd_cost[idx];
+                    wg = p->wgrad_cost[idx];
                     if (!(fw >= 0 && wg >= 0 && wg <= bw && c >= (fw + bw) * (1 - 1e-12))) {
                         free(f->root);
                         free(f->x);
@@ -316,8 +333,9 @@ static int paths_open(const ApsolveStageFloor *f, int v, int B, int n, long *bud
     /* fin: the states of this level, then those of the next */
     int *cnt = malloc(3 * (size_t)n * sizeof *cnt), *fin = malloc(2 * cells * sizeof *fin);
     ApsolvePass *ord = malloc((size_t)per * sizeof *ord);
+    PathState *grp = malloc(row * sizeof *grp); /* a row's states, prefix ascending */
     size_t nfin = 0;
-    if (!cur || !nxt || !cnt || !fin || !ord)
+    if (!cur || !nxt || !cnt || !fin || !ord || !grp)
         goto done;
     /* per device r: the F, B and W passes of its two segments */
     for (int r = 0; r < n; r++) {
@@ -354,8 +372,14 @@ static int paths_open(const ApsolveStageFloor *f, int v, int B, int n, long *bud
         qsort(fin, nfin, sizeof *fin, cmp_int);
         for (size_t e = 0, e1; e < nfin; e = e1) {
             int i = fin[e] / (int)row;
-            for (e1 = e; e1 < nfin && fin[e1] / (int)row == i; e1++)
-                ;
+            for (e1 = e; e1 < nfin && fin[e1] / (int)row == i; e1++) {
+                grp[e1 - e].pre = cur[fin[e1]];
+                grp[e1 - e].d = fin[e1] - i * (int)row;
+            }
+            /* by prefix: the states that pass a (j, s)'s test below are the
+             * first ones (docs/performance.md, "apsolve's floors, third
+             * round") */
+            qsort(grp, e1 - e, sizeof *grp, cmp_state);
             for (int j = i + v - 1; j < L; j += v) {
                 if (L - 1 - j < (n - 1 - r) * v || (r == n - 1 && j != L - 1))
                     continue;
@@ -370,14 +394,17 @@ static int paths_open(const ApsolveStageFloor *f, int v, int B, int n, long *bud
                     *budget -= (long)(e1 - e);
                     seg = (c[0] * f->x[q + at] + c[1] * f->x[2 * q + at] +
                            c[2] * f->x[3 * q + at]) / 2;
-                    for (size_t k = e; k < e1; k++) {
-                        int e2 = fin[k] % (int)row + dv;
-                        double pre = cur[fin[k]], nx;
+                    for (size_t k = 0; k < e1 - e; k++) {
+                        int e2 = grp[k].d + dv;
+                        double pre = grp[k].pre, nx;
+                        /* a path reaches U: no plan under best; the sums
+                         * rise with pre (rounding is monotone), so the
+                         * rest of the row's states reach it too */
+                        if (!(pre + seg + w0 < U))
+                            break;
                         if (e2 > D - (n - 1 - r))
-                            break; /* devices ascending: so are the rest */
-                        if (r == n - 1 && e2 != D)
                             continue;
-                        if (!(pre + seg + w0 < U)) /* a path reaches U: no plan under best */
+                        if (r == n - 1 && e2 != D)
                             continue;
                         nx = pre + xa + w0;
                         if (nx < nxt[(size_t)(j + 1) * row + (size_t)e2]) {
@@ -404,6 +431,7 @@ done:
     free(cnt);
     free(fin);
     free(ord);
+    free(grp);
     return open;
 }
 
@@ -505,10 +533,18 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
     for (int i = 0; i <= L; i++)
         g[i] = h[i] = r[i] = i == L ? 0 : INFINITY;
     for (int m = 1; m <= top; m++) {
-        /* in place, i ascending: row i reads rows > i of count m - 1 */
-        for (int i = 0; i < L; i++) {
+        /* in place, i ascending: row i reads rows > i of count m - 1. Only
+         * the rows each[] reads through are made (docs/performance.md,
+         * "apsolve's floors, third round"): row 0 reads rows i + kv
+         * only, so rows of i % v != 0 never reach it; a row past L - m v
+         * (fewer than m v layers left) and a row j + 1 past L - (m - 1) v
+         * at count m - 1 are +inf, which no min below takes, so neither is
+         * made nor read (a row left past that keeps count m - 1's figure,
+         * and count m + 1 reads rows up to L - m v only) */
+        int ilast = L - m * v, jlast = L - 1 - (m - 1) * v;
+        for (int i = 0; i <= ilast; i += v) {
             double gi = INFINITY, hi = INFINITY;
-            for (int j = i + v - 1; j < L; j += v) {
+            for (int j = i + v - 1; j <= jlast; j += v) {
                 double a = f->cost[(size_t)i * L + j], b = g[j + 1];
                 double mx = a > b ? a : b, w = f->work[(size_t)i * L + j] + h[j + 1];
                 gi = mx < gi ? mx : gi;
@@ -518,7 +554,7 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
             h[i] = hi;
             if (fill) {
                 double ri = INFINITY;
-                for (int j = i + v - 1; j < L; j += v) {
+                for (int j = i + v - 1; j <= jlast; j += v) {
                     double x = f->root[(size_t)i * L + j] + r[j + 1];
                     ri = x < ri ? x : ri;
                 }

@@ -436,12 +436,15 @@ static void dp_run_live(Dp *dp, double t)
             top_n = it[lim - 1].mnss; /* dp_offer's cap but for the state's */
             for (int k = 0; k < dp->nz_cnt[j1]; k++) {
                 int d = ch[k] + dev, nmax, cap;
-                size_t cst = cst0 + (size_t)ch[k], cbase;
-                double *best = dp->rb + (size_t)d * (size_t)NS;
+                size_t cst, cbase;
+                double *best;
                 if (d > D)
                     break; /* the children ascend */
-                if (!(lb[d / 64] >> (d % 64) & 1))
+                /* d >= 1 (dev >= 1): the bit's word and place unsigned */
+                if (!(lb[(unsigned)d / 64] >> ((unsigned)d % 64) & 1))
                     continue;
+                cst = cst0 + (size_t)ch[k];
+                best = dp->rb + (size_t)d * (size_t)NS;
                 nmax = caps[d];
                 if (dp->stamp[d] != gen) {
                     dp->stamp[d] = gen;

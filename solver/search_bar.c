@@ -63,11 +63,16 @@ static double bar_of(const ApsolveProblem *p, const ApsolveOptions *o, double C,
                 continue;
             for (size_t idx = apsolve_index(p, i, j, 0, 0), end = idx + (size_t)SK; idx < end;
                  idx++) {
-                double x = p->apply_cost[idx];
-                int known = x >= 0 && isfinite(x);
+                double x;
+                int known;
+                /* the cost first: most entries of a range that has one
+                 * under cap are above it, and need nothing else read */
+                if (!(p->cost[idx] <= cap))
+                    continue;
+                x = p->apply_cost[idx];
+                known = x >= 0 && isfinite(x);
                 /* an entry that neither raises a nor, unknown, matters */
-                if (!(p->cost[idx] <= cap) ||
-                    (!(x > a) && (known || unknown || !straddle_free)) ||
+                if ((!(x > a) && (known || unknown || !straddle_free)) ||
                     !usable(p, o, idx, ns, count))
                     continue;
                 if (x > a)

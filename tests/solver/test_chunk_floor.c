@@ -509,6 +509,123 @@ static void test_floor_shared(void)
     CU_ASSERT(roots > 30); /* the zero-bubble floors are made */
 }
 
+/* ZB-V's device paths by enumeration (chunk_floor.c, paths_open): whether
+ * some cut of n stages from layer i on, r stages placed on e devices with
+ * prefix pre, keeps every path below U, each stage priced by f's least
+ * figures on its submesh; c[3 r ..] device r's F, B and W passes of its
+ * two segments (the file comment's definition). Every cut is walked, none
+ * merged or ordered, so it is the reference for paths_open's states. */
+static int paths_ref(const ApsolveStageFloor *f, const int *c, int n, int v, double U, int i,
+                     int e, int r, double pre)
+{
+    const ApsolveProblem *p = f->p;
+    int L = f->L, D = f->D, S = p->num_submeshes;
+    size_t q = (size_t)L * L * S;
+    if (r == n)
+        return i == L && e == D;
+    for (int j = i + v - 1; j < L; j += v)
+        for (int s = 0; s < S; s++) {
+            size_t at = ((size_t)i * L + j) * S + s;
+            int e2 = e + p->submeshes[s].hosts * p->submeshes[s].gpus;
+            const int *cr = c + 3 * r;
+            double w0 = r ? 0 : f->x[3 * q + at] / 2,
+                   seg = (cr[0] * f->x[q + at] + cr[1] * f->x[2 * q + at] +
+                          cr[2] * f->x[3 * q + at]) / 2;
+            if (e2 > D || !(pre + seg + w0 < U))
+                continue;
+            if (paths_ref(f, c, n, v, U, j + 1, e2, r + 1, pre + f->x[at] + w0))
+                return 1;
+        }
+    return 0;
+}
+
+/* Device r's passes of its two segments at n stages, B micro-batches (as
+ * the file comment of chunk_floor.c counts them on PyTorch's V order). */
+static void paths_counts(int n, int B, int *c)
+{
+    ApsolvePass *ord = malloc((size_t)6 * B * sizeof *ord);
+    CU_ASSERT_FATAL(ord != NULL);
+    for (int r = 0; r < n; r++) {
+        int k = apsolve_schedule_zb_order(APSOLVE_SCHEDULE_ZBV, 2, B, n, r, ord), c1 = 2 * n - 1 - r,
+            in = 1, *cr = c + 3 * r;
+        CU_ASSERT_FATAL(k == 6 * B);
+        cr[0] = cr[1] = cr[2] = 0;
+        for (int t = 0; t < k; t++) {
+            if (ord[t].op == 1 && ord[t].stage == c1 && ord[t].mb == 0)
+                in = 1;
+            if (in)
+                cr[ord[t].op]++;
+            if (ord[t].op == 0 && ord[t].stage == c1 && ord[t].mb == 0)
+                in = 0;
+            if (ord[t].op == 1 && ord[t].stage == r && ord[t].mb == B - 1)
+                break;
+        }
+    }
+    free(ord);
+}
+
+/* The device paths close only counts no cut keeps open (docs/
+ * performance.md, "apsolve's floors, third round"): on problems of 16
+ * devices (many device counts per row, so a row's states are many and
+ * their prefixes differ), under tau from 1 to 2.5 x a count's other floor,
+ * every count ZB-V's floor leaves +inf has no cut whose paths all stay
+ * below B tau (enumerated), and some have one that is open and stays
+ * finite. Checked by hand: with the row's states read in the reverse order
+ * of their prefixes (the break then too early) this fails. */
+static void test_zbv_paths_by_prefix(void)
+{
+    uint64_t rng = 0x9A75ull;
+    int bad = 0, closed = 0, open = 0;
+    for (int t = 0; t < 24; t++) {
+        OracleGen g;
+        ApsolveProblem *p = NULL;
+        ApsolveStageFloor fl;
+        int B = 3 + t % 3, nmax, *c;
+        double *each, *base;
+        memset(&g, 0, sizeof g);
+        g.layers = 8 + 2 * (int)(oracle_rand(&rng) % 3);
+        g.hosts = t % 2 ? 2 : 4;
+        g.gpus = t % 2 ? 8 : 4;
+        g.inf_prob = 0.05;
+        g.noise = 0.3;
+        g.device_exponent = t % 3 ? 0.8 : 1.0;
+        CU_ASSERT_FATAL(oracle_make_problem(&g, &rng, &p) == APSOLVE_OK);
+        CU_ASSERT_FATAL(oracle_add_passes(p, &rng) == APSOLVE_OK);
+        CU_ASSERT_FATAL(apsolve_stage_floor_init(&fl, p) == APSOLVE_OK);
+        nmax = p->num_layers < p->num_devices ? p->num_layers : p->num_devices;
+        each = malloc(((size_t)nmax + 1) * sizeof *each);
+        base = malloc(((size_t)nmax + 1) * sizeof *base);
+        c = malloc(3 * ((size_t)nmax + 1) * sizeof *c);
+        CU_ASSERT_FATAL(each && base && c && fl.x);
+        apsolve_chunk_floor_each(&fl, APSOLVE_SCHEDULE_ZBV, 2, B, nmax, base);
+        for (int n = 1; n <= nmax; n++) {
+            if (!isfinite(base[n]))
+                continue;
+            for (int k = 0; k < 7; k++) {
+                double tau = base[n] * (1 + 0.25 * k);
+                int ref;
+                apsolve_stage_floor_under(&fl, tau);
+                apsolve_chunk_floor_each(&fl, APSOLVE_SCHEDULE_ZBV, 2, B, nmax, each);
+                paths_counts(n, B, c);
+                ref = paths_ref(&fl, c, n, 2, B * fl.tau, 0, 0, 0, 0);
+                bad += ref && !isfinite(each[n]);
+                closed += !ref && !isfinite(each[n]);
+                open += ref && isfinite(each[n]);
+            }
+        }
+        apsolve_stage_floor_free(&fl);
+        apsolve_problem_free(&p);
+        free(each);
+        free(base);
+        free(c);
+    }
+    fprintf(stderr, "zbv paths by prefix: %d closed with an open cut, %d closed, %d open\n", bad,
+            closed, open);
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(closed > 20);
+    CU_ASSERT(open > 20);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -516,6 +633,7 @@ int main(void)
         {"stage counts left out by their floor change no plan", test_floor_each_prunes_exactly},
         {"ZB-V's fill floor at most each stage count's plan", test_zbv_fill_floor},
         {"ZB-V's path floor at most each stage count's plan", test_zbv_path_floor},
+        {"ZB-V's device paths close only counts no cut keeps open", test_zbv_paths_by_prefix},
         {"interleaved ZB's sum floor at most each stage count's plan", test_izb_sum_floor},
         {"family memory bounds are apsolve_entry_mnss's", test_family_bounds},
         {"dominated items left out", test_dominated_items},
