@@ -95,7 +95,11 @@
  *   gemm_unaligned_factor 0.33. TF32 and FP8 keep 0.7 (not measured in a
  *   layer; the published FP8 GEMM figures for this chip, bursts of other
  *   kernel libraries at 0.30-0.78 of the FP8 peak, bracket it and set
- *   nothing: docs/validation.md, "FP8 GEMM efficiency on Hopper"). Other
+ *   nothing: docs/validation.md, "FP8 GEMM efficiency on Hopper"; Transformer
+ *   Engine's own H200 NVL table, FP8/BF16 1.90, would map to 0.73 but times
+ *   fast accumulation only, where TE runs dgrad and wgrad with split
+ *   accumulation: "H100 FP8 GEMM rate from a same-card FP8/BF16 kernel
+ *   table"). Other
  *   cards have no kernel-level attention or reduction figure: they price
  *   fused attention at the GEMM efficiency,
  *   reductions at memory_efficiency and misaligned GEMMs like the others.
