@@ -339,12 +339,51 @@ int apsolve_stage_memory_fits(ApsolveMemoryRule rule, long long peak, long long 
     return apsolve_stage_memory_need(rule, peak, initial, intermediate, f) <= budget;
 }
 
+/* The count of f's (ascending) below the quick test's threshold, the
+ * double sum base + e x inter against thr with the margin left out: a
+ * guess of the fit prefix's length, which the caller checks. */
+static int fit_guess(const FitQuick *q, ApsolveMemoryRule rule, const double *f, int nf)
+{
+    double te, ft;
+    int a = 0, b = nf;
+    if (q->inter == 0)
+        return q->base < q->thr ? nf : 0;
+    te = (q->thr - q->base) / q->inter; /* fits about when e < te */
+    if (rule == APSOLVE_MEMORY_ALPA)
+        ft = te; /* e = f */
+    else if (te > 0)
+        ft = te + 1.0; /* e = f - 1 from f = 1 on, 0 below */
+    else
+        return 0;
+    while (a < b) {
+        int mid = a + (b - a) / 2;
+        if (f[mid] < ft)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return a;
+}
+
+/* For intermediate >= 0 and ascending finite f the need is nondecreasing
+ * along f (e is, the product, the sums and the rounding are monotone), so
+ * "fits" holds on a prefix and the bisection below returns its length.
+ * Where the quick test says the guessed prefix's last count fits and the
+ * next one does not (each answer being the need's, see above), that guess
+ * is the length and the bisection's answer, read with two tests instead
+ * of one per halving; else the bisection decides. */
 int apsolve_stage_memory_fit_prefix(ApsolveMemoryRule rule, long long peak, long long initial,
                                     long long intermediate, long long budget, const double *f,
                                     int nf)
 {
     FitQuick q = fit_quick_init(peak, initial, intermediate, budget);
     int a = 0, b = nf;
+    if (q.quick && intermediate >= 0 && nf > 0 && isfinite(f[0]) && isfinite(f[nf - 1])) {
+        int k = fit_guess(&q, rule, f, nf);
+        if ((k == 0 || fit_quick(&q, rule, f[k - 1]) == 1) &&
+            (k == nf || fit_quick(&q, rule, f[k]) == 0))
+            return k;
+    }
     while (a < b) {
         int mid = a + (b - a) / 2;
         int r = fit_quick(&q, rule, f[mid]);
