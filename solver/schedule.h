@@ -206,11 +206,14 @@ long long apsolve_stage_memory_need(ApsolveMemoryRule rule, long long peak, long
  * (the searches' memory tests: schedule.c has the error bound). */
 int apsolve_stage_memory_fits(ApsolveMemoryRule rule, long long peak, long long initial,
                               long long intermediate, double f, long long budget);
-/* The bisection over counts f[0 .. nf) of apsolve_stage_memory_fits (the
- * same tests, the same order, its per-entry part worked out once): the
+/* The answer of the bisection over counts f[0 .. nf) of
+ * apsolve_stage_memory_fits (its per-entry part worked out once): the
  * first count a is such that f[a - 1] fits and f[a] does not, as the
  * bisection finds it (the length of the prefix that fits when the
- * intermediate is >= 0 and f ascends: the need is then non-decreasing). */
+ * intermediate is >= 0 and f ascends: the need is then non-decreasing).
+ * Where the quick test's threshold decides the answer and two quick tests
+ * confirm it, the bisection does not run (schedule.c, fit_guess); else it
+ * runs the same tests in the same order as before. */
 int apsolve_stage_memory_fit_prefix(ApsolveMemoryRule rule, long long peak, long long initial,
                                     long long intermediate, long long budget, const double *f,
                                     int nf);
