@@ -68,66 +68,15 @@ static ApprofShardRequest request(int gpus, int layer, int force, int levels, in
     return req;
 }
 
-static void same_bits(double x, double y)
-{
-    CU_ASSERT(!memcmp(&x, &y, sizeof x));
-}
-
-/* d equals b field by field: the signature's two parts, the request's
- * fields, kernels (a head's first), collectives, memory, placements. */
-static void same_program(const ApprofStageProgram *d, const ApprofStageProgram *b)
-{
-    CU_ASSERT_STRING_EQUAL(d->signature, b->signature);
-    CU_ASSERT(!memcmp(d->signature_body, b->signature_body, sizeof d->signature_body));
-    CU_ASSERT_EQUAL(d->force_batch_dim, b->force_batch_dim);
-    CU_ASSERT_EQUAL(d->start_layer, b->start_layer);
-    CU_ASSERT_EQUAL(d->op_begin, b->op_begin);
-    CU_ASSERT_EQUAL(d->logical_a, b->logical_a);
-    same_bits(d->ilp_objective, b->ilp_objective);
-    CU_ASSERT(costdb_variant_equal(d->variant, b->variant));
-    for (int ph = 0; ph < 2; ph++) {
-        CU_ASSERT_FATAL(approf_phase_kernel_count(d, ph) == approf_phase_kernel_count(b, ph));
-        for (size_t i = 0; i < approf_phase_kernel_count(b, ph); i++)
-            CU_ASSERT(!memcmp(approf_phase_kernel(d, ph, i), approf_phase_kernel(b, ph, i),
-                              sizeof(ApprofKernel)));
-        CU_ASSERT_FATAL(d->n_colls[ph] == b->n_colls[ph]);
-        if (d->n_colls[ph])
-            CU_ASSERT(!memcmp(d->colls[ph], b->colls[ph], d->n_colls[ph] * sizeof *d->colls[ph]));
-        CU_ASSERT_EQUAL(d->invar_size[ph], b->invar_size[ph]);
-        CU_ASSERT_EQUAL(d->outvar_size[ph], b->outvar_size[ph]);
-        CU_ASSERT_EQUAL(d->temp_buffer_size[ph], b->temp_buffer_size[ph]);
-        CU_ASSERT_EQUAL(d->temp_activation_size[ph], b->temp_activation_size[ph]);
-        CU_ASSERT_EQUAL(d->peak_memory[ph], b->peak_memory[ph]);
-        CU_ASSERT_EQUAL(d->donated_size[ph], b->donated_size[ph]);
-    }
-    CU_ASSERT_EQUAL(d->intermediate_size, b->intermediate_size);
-    CU_ASSERT_EQUAL(d->initial_size, b->initial_size);
-    CU_ASSERT_EQUAL(d->param_bytes, b->param_bytes);
-    CU_ASSERT_EQUAL(d->n_apply_colls, b->n_apply_colls);
-    CU_ASSERT(!memcmp(d->apply_colls, b->apply_colls, sizeof d->apply_colls));
-    same_bits(d->optimizer_bytes, b->optimizer_bytes);
-    same_bits(d->optimizer_elements, b->optimizer_elements);
-    CU_ASSERT(!memcmp(&d->grad_sync, &b->grad_sync, sizeof d->grad_sync));
-    CU_ASSERT_FATAL(d->n_placements == b->n_placements);
-    for (size_t i = 0; i < d->n_placements; i++) {
-        const ApprofPlacement *x = &d->placements[i], *y = &b->placements[i];
-        CU_ASSERT_EQUAL(x->tensor, y->tensor);
-        CU_ASSERT_EQUAL(x->role, y->role);
-        CU_ASSERT(!memcmp(x->mesh_axis_of_dim, y->mesh_axis_of_dim, sizeof x->mesh_axis_of_dim));
-        CU_ASSERT_EQUAL(x->local_bytes, y->local_bytes);
-        CU_ASSERT_STRING_EQUAL(x->spec, y->spec);
-    }
-}
-
 /* d's prices through the sweep's memo equal b's priced alone, bit for
  * bit (phases and the backward's weight-gradient share). */
 static void same_prices(const ApprofHardwareSpec *hw, ApprofPriceMemo **memo,
                         const ApprofStageProgram *d, const ApprofStageProgram *b)
 {
     for (int ph = 0; ph < 2; ph++)
-        same_bits(approf_phase_seconds_memo(hw, d, ph, memo), approf_phase_seconds(hw, b, ph));
+        zoo_fixture_same_bits(approf_phase_seconds_memo(hw, d, ph, memo), approf_phase_seconds(hw, b, ph));
     double bw = approf_phase_seconds(hw, b, 1);
-    same_bits(approf_wgrad_seconds_memo(hw, d, 1.0, &bw, memo),
+    zoo_fixture_same_bits(approf_wgrad_seconds_memo(hw, d, 1.0, &bw, memo),
               approf_wgrad_seconds_memo(hw, b, 1.0, &bw, NULL));
 }
 
@@ -172,7 +121,7 @@ static int check_twin(const ApprofGraph *g, int gpus, int layer, int levels, int
     int same_solution = !memcmp(u.signature_body, f.signature_body, sizeof u.signature_body);
     CU_ASSERT_EQUAL(taken, same_solution && !(family & ~ffamily));
     CU_ASSERT(strcmp(u.signature, f.signature) != 0); /* force_batch_dim is signed */
-    same_program(&t, &u);
+    zoo_fixture_same_program(&t, &u, 1);
     same_prices(&s.hw, &memo, &t, &u);
     /* the ZeRO stages of the twin's family: derived with the forced build
      * and taken with it, or derived with the twin's own build */
@@ -187,14 +136,14 @@ static int check_twin(const ApprofGraph *g, int gpus, int layer, int levels, int
         CU_ASSERT_EQUAL(a, b);
         CU_ASSERT_STRING_EQUAL(e1, e2);
         if (!a && !b) {
-            same_program(&dt, &du);
+            zoo_fixture_same_program(&dt, &du, 1);
             same_prices(&s.hw, &memo, &dt, &du);
         }
         approf_stage_program_clear(&dt);
         approf_stage_program_clear(&du);
     }
     approf_stage_program_clear(&f); /* the twin's arrays outlive their first holder */
-    same_program(&t, &u);
+    zoo_fixture_same_program(&t, &u, 1);
     approf_stage_program_clear(&t);
     approf_stage_program_clear(&u);
     approf_price_memo_free(memo);

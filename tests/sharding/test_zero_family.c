@@ -71,32 +71,6 @@ static ApprofShardRequest request(int a, int b, int level, int recompute, int ze
     return req;
 }
 
-static void same_program(const ApprofStageProgram *d, const ApprofStageProgram *b)
-{
-    CU_ASSERT_STRING_EQUAL(d->signature, b->signature);
-    CU_ASSERT_EQUAL(d->variant.zero, b->variant.zero);
-    for (int ph = 0; ph < 2; ph++) {
-        CU_ASSERT_EQUAL(d->n_kernels[ph], b->n_kernels[ph]);
-        CU_ASSERT_EQUAL(d->n_colls[ph], b->n_colls[ph]);
-        if (d->n_kernels[ph] == b->n_kernels[ph] && d->n_kernels[ph])
-            CU_ASSERT(!memcmp(d->kernels[ph], b->kernels[ph],
-                              d->n_kernels[ph] * sizeof *d->kernels[ph]));
-        if (d->n_colls[ph] == b->n_colls[ph] && d->n_colls[ph])
-            CU_ASSERT(!memcmp(d->colls[ph], b->colls[ph], d->n_colls[ph] * sizeof *d->colls[ph]));
-        CU_ASSERT_EQUAL(d->invar_size[ph], b->invar_size[ph]);
-        CU_ASSERT_EQUAL(d->outvar_size[ph], b->outvar_size[ph]);
-        CU_ASSERT_EQUAL(d->temp_buffer_size[ph], b->temp_buffer_size[ph]);
-        CU_ASSERT_EQUAL(d->peak_memory[ph], b->peak_memory[ph]);
-        CU_ASSERT_EQUAL(d->donated_size[ph], b->donated_size[ph]);
-    }
-    CU_ASSERT_EQUAL(d->intermediate_size, b->intermediate_size);
-    CU_ASSERT_EQUAL(d->initial_size, b->initial_size);
-    CU_ASSERT_EQUAL(d->param_bytes, b->param_bytes);
-    CU_ASSERT_EQUAL(d->n_apply_colls, b->n_apply_colls);
-    CU_ASSERT(!memcmp(d->apply_colls, b->apply_colls, sizeof d->apply_colls));
-    CU_ASSERT_DOUBLE_EQUAL(d->optimizer_bytes, b->optimizer_bytes, 0.0);
-    CU_ASSERT(!memcmp(&d->grad_sync, &b->grad_sync, sizeof d->grad_sync));
-}
 
 /* The placements of d and b are the same, field by field (the spec
  * text up to its end). */
@@ -161,12 +135,12 @@ static void check_family(const ApprofGraph *g, int a, int b, int level, int reco
         CU_ASSERT_STRING_EQUAL(e1, e2);
         CU_ASSERT_STRING_EQUAL(e3, e2);
         if (!rd && !rb) {
-            same_program(&d, &p);
+            zoo_fixture_same_program(&d, &p, 0);
             CU_ASSERT_EQUAL(d.n_placements, 0); /* answered from the family */
             CU_ASSERT(p.n_placements > 0);
         }
         if (!rq && !rb)
-            same_program(&q, &p);
+            zoo_fixture_same_program(&q, &p, 0);
         approf_stage_program_clear(&d);
         approf_stage_program_clear(&p);
         approf_stage_program_clear(&q);
@@ -197,12 +171,12 @@ static void check_shared(const ApprofGraph *g, int a, int b, int recompute, int 
     CU_ASSERT_FATAL(approf_shard_stage(fam, &req, &p, err, sizeof err) == 0);
     req.zero_family = 0;
     CU_ASSERT_FATAL(approf_shard_stage(one, &req, &f[0], err, sizeof err) == 0);
-    same_program(&p, &f[0]);
+    zoo_fixture_same_program(&p, &f[0], 0);
     for (int z = 1; z <= 3; z++) {
         ApprofShardRequest rz = request(a, b, 0, recompute, z);
         CU_ASSERT_FATAL(approf_shard_stage(fam, &rz, &d[z], err, sizeof err) == 0);
         CU_ASSERT_FATAL(approf_shard_stage(one, &rz, &f[z], err, sizeof err) == 0);
-        same_program(&d[z], &f[z]);
+        zoo_fixture_same_program(&d[z], &f[z], 0);
         /* built alone: no backward shared (its forward is kept for the
          * stage's other recomputation modes, program_held.c), but on the
          * (n m, 1) mesh, where its arrays are kept for its unforced twin
@@ -218,8 +192,8 @@ static void check_shared(const ApprofGraph *g, int a, int b, int recompute, int 
     CU_ASSERT(d[2].n_kernels[1] == p.n_kernels[1]);
     approf_stage_program_clear(&d[2]);
     approf_stage_program_clear(&p);
-    same_program(&d[3], &f[3]); /* still there with its first holders gone */
-    same_program(&d[1], &f[1]);
+    zoo_fixture_same_program(&d[3], &f[3], 0); /* still there with its first holders gone */
+    zoo_fixture_same_program(&d[1], &f[1], 0);
     approf_stage_program_clear(&d[1]);
     approf_stage_program_clear(&d[3]);
     for (int z = 0; z < 4; z++)
@@ -283,7 +257,7 @@ static void check_views(const ApprofGraph *g, int a, int b, int recompute, int f
     req.zero_family = 0;
     req.kernel_views = 0;
     CU_ASSERT_FATAL(approf_shard_stage(one, &req, &f[0], err, sizeof err) == 0);
-    same_program(&p, &f[0]);
+    zoo_fixture_same_program(&p, &f[0], 0);
     same_prices(&s.hw, &memo, &p, &f[0]);
     for (int z = 1; z <= 3; z++) {
         ApprofShardRequest rz = request(a, b, 0, recompute, z);
@@ -310,13 +284,13 @@ static void check_views(const ApprofGraph *g, int a, int b, int recompute, int f
     approf_stage_program_clear(&p); /* the heads' first holder gone */
     CU_ASSERT_FATAL(approf_stage_program_copy(&c, &d[2]) == 0);
     CU_ASSERT(c.n_kernel_head[1] == 0 && c.head_share[1] == NULL);
-    same_program(&c, &f[2]);
+    zoo_fixture_same_program(&c, &f[2], 0);
     approf_stage_program_clear(&c);
     approf_stage_program_clear(&d[2]);
     same_phase_kernels(&d[3], &f[3], 1);
     CU_ASSERT_FATAL(approf_stage_program_flatten(&d[3]) == 0);
     CU_ASSERT(d[3].n_kernel_head[1] == 0 && d[3].head_share[1] == NULL);
-    same_program(&d[3], &f[3]);
+    zoo_fixture_same_program(&d[3], &f[3], 0);
     /* the family asked for without views: no head */
     ApprofStageProgram q;
     memset(&q, 0, sizeof q);
@@ -331,7 +305,7 @@ static void check_views(const ApprofGraph *g, int a, int b, int recompute, int f
         ApprofStageProgram o;
         memset(&o, 0, sizeof o);
         CU_ASSERT_FATAL(approf_shard_stage(one, &r2, &o, err, sizeof err) == 0);
-        same_program(&q, &o);
+        zoo_fixture_same_program(&q, &o, 0);
         approf_stage_program_clear(&o);
     }
     approf_stage_program_clear(&q);
@@ -487,7 +461,7 @@ static void check_held_forward(const ApprofGraph *g, int a, int b, int level)
         CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &one) == 0);
         CU_ASSERT_EQUAL(approf_shard_stage(one, &req, &f, err, sizeof err), rc[r]);
         if (!rc[r]) {
-            same_program(&p[r], &f);
+            zoo_fixture_same_program(&p[r], &f, 0);
             /* selective copies the first build's tensor facts and
              * placements, full takes them (program_held.c) */
             same_placements(&p[r], &f);

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "costdb.h"
 #include "model/zoo.h"
 #include "sharding/sharding.h"
 #include "zoo_fixture.h"
@@ -83,4 +84,58 @@ int zoo_fixture_shard_whole(const ApprofGraph *g, const ApprofHardwareSpec *hw, 
         fprintf(stderr, "shard: %s\n", err);
     approf_shard_context_free(&ctx);
     return rc;
+}
+
+void zoo_fixture_same_bits(double x, double y)
+{
+    CU_ASSERT(!memcmp(&x, &y, sizeof x));
+}
+
+/* d equals b field by field: the signature's two parts, the request's
+ * fields, kernels (a head's first), collectives, memory, placements. */
+void zoo_fixture_same_program(const ApprofStageProgram *d, const ApprofStageProgram *b,
+                              int placements)
+{
+    CU_ASSERT_STRING_EQUAL(d->signature, b->signature);
+    CU_ASSERT(!memcmp(d->signature_body, b->signature_body, sizeof d->signature_body));
+    CU_ASSERT_EQUAL(d->force_batch_dim, b->force_batch_dim);
+    CU_ASSERT_EQUAL(d->start_layer, b->start_layer);
+    CU_ASSERT_EQUAL(d->op_begin, b->op_begin);
+    CU_ASSERT_EQUAL(d->logical_a, b->logical_a);
+    zoo_fixture_same_bits(d->ilp_objective, b->ilp_objective);
+    CU_ASSERT(costdb_variant_equal(d->variant, b->variant));
+    for (int ph = 0; ph < 2; ph++) {
+        CU_ASSERT_FATAL(approf_phase_kernel_count(d, ph) == approf_phase_kernel_count(b, ph));
+        for (size_t i = 0; i < approf_phase_kernel_count(b, ph); i++)
+            CU_ASSERT(!memcmp(approf_phase_kernel(d, ph, i), approf_phase_kernel(b, ph, i),
+                              sizeof(ApprofKernel)));
+        CU_ASSERT_FATAL(d->n_colls[ph] == b->n_colls[ph]);
+        if (d->n_colls[ph])
+            CU_ASSERT(!memcmp(d->colls[ph], b->colls[ph], d->n_colls[ph] * sizeof *d->colls[ph]));
+        CU_ASSERT_EQUAL(d->invar_size[ph], b->invar_size[ph]);
+        CU_ASSERT_EQUAL(d->outvar_size[ph], b->outvar_size[ph]);
+        CU_ASSERT_EQUAL(d->temp_buffer_size[ph], b->temp_buffer_size[ph]);
+        CU_ASSERT_EQUAL(d->temp_activation_size[ph], b->temp_activation_size[ph]);
+        CU_ASSERT_EQUAL(d->peak_memory[ph], b->peak_memory[ph]);
+        CU_ASSERT_EQUAL(d->donated_size[ph], b->donated_size[ph]);
+    }
+    CU_ASSERT_EQUAL(d->intermediate_size, b->intermediate_size);
+    CU_ASSERT_EQUAL(d->initial_size, b->initial_size);
+    CU_ASSERT_EQUAL(d->param_bytes, b->param_bytes);
+    CU_ASSERT_EQUAL(d->n_apply_colls, b->n_apply_colls);
+    CU_ASSERT(!memcmp(d->apply_colls, b->apply_colls, sizeof d->apply_colls));
+    zoo_fixture_same_bits(d->optimizer_bytes, b->optimizer_bytes);
+    zoo_fixture_same_bits(d->optimizer_elements, b->optimizer_elements);
+    CU_ASSERT(!memcmp(&d->grad_sync, &b->grad_sync, sizeof d->grad_sync));
+    if (!placements)
+        return;
+    CU_ASSERT_FATAL(d->n_placements == b->n_placements);
+    for (size_t i = 0; i < d->n_placements; i++) {
+        const ApprofPlacement *x = &d->placements[i], *y = &b->placements[i];
+        CU_ASSERT_EQUAL(x->tensor, y->tensor);
+        CU_ASSERT_EQUAL(x->role, y->role);
+        CU_ASSERT(!memcmp(x->mesh_axis_of_dim, y->mesh_axis_of_dim, sizeof x->mesh_axis_of_dim));
+        CU_ASSERT_EQUAL(x->local_bytes, y->local_bytes);
+        CU_ASSERT_STRING_EQUAL(x->spec, y->spec);
+    }
 }

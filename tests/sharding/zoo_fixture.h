@@ -36,4 +36,13 @@ ApprofGraph *zoo_fixture_fp8_gpt_layer(void);
 int zoo_fixture_shard_whole(const ApprofGraph *g, const ApprofHardwareSpec *hw, int gpus,
                             int recompute, int zero, ApprofStageProgram *p);
 
+/* x and y have the same bits (a CUnit assertion). */
+void zoo_fixture_same_bits(double x, double y);
+
+/* d equals b field by field (CUnit assertions): the signature's two
+ * parts, the request's fields, kernels, collectives, memory, and when
+ * `placements` the placements (a derived ZeRO program keeps none). */
+void zoo_fixture_same_program(const ApprofStageProgram *d, const ApprofStageProgram *b,
+                              int placements);
+
 #endif
