@@ -60,6 +60,15 @@ def check(prog, path, cases, defaults):
                          (prog, path, line, field, v, ", ".join(allowed)))
 
 
+def spec_fields(c):
+    """Case c's own spec fields (column spec_fields, "k=v;k=v" or "-"):
+    {field: value}."""
+    if c.get("spec_fields", "-") in ("-", ""):
+        return {}
+    return dict((k.strip(), v.strip()) for k, _, v in
+                (kv.partition("=") for kv in c["spec_fields"].split(";")))
+
+
 def overrides(c):
     """The spec fields that case c's framework sets otherwise than the
     built-in specs: {field: value as the spec file writes it}."""

@@ -247,17 +247,10 @@ for line, c in enumerate(cases, start=2):
             (int(c["dp"]) * int(c["tp"]) * int(c["pp"]) * int(c["cp"])))
 
 specs = {}
-def spec_fields(c):
-    """The row's own spec fields (column spec_fields) {field: value}."""
-    if c.get("spec_fields", "-") in ("-", ""):
-        return {}
-    return dict((k.strip(), v.strip()) for k, _, v in
-                (kv.partition("=") for kv in c["spec_fields"].split(";")))
-
 def hardware_for(c):
     """The --hardware of case c: the built-in spec, or a copy of it with
     the fields its framework sets otherwise (framework_spec.overrides)."""
-    name, fields = c["hardware"], dict(framework_spec.overrides(c), **spec_fields(c))
+    name, fields = c["hardware"], dict(framework_spec.overrides(c), **framework_spec.spec_fields(c))
     if not fields:
         return name
     path = framework_spec.spec_name(TMP, name, fields)

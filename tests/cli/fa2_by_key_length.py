@@ -34,9 +34,7 @@ failures = []
 fa2 = []
 with open(os.path.join(root, "bench", "plans_cases.tsv")) as f:
     for c in csv.DictReader(f, delimiter="\t"):
-        sf = c.get("spec_fields", "-")
-        fields = {} if sf in ("-", "") else dict(
-            (k.strip(), v.strip()) for k, _, v in (kv.partition("=") for kv in sf.split(";")))
+        fields = framework_spec.spec_fields(c)
         table = dict((k, float(v)) for k, v in fields.items()
                      if k.startswith("attention_efficiency_"))
         if fields.get("attention_efficiency") == "0.18" and c["hardware"] == "h100-sxm":

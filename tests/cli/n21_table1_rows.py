@@ -40,12 +40,6 @@ SCRIPT = {
 }
 
 
-def fields_of(c):
-    sf = c.get("spec_fields", "-")
-    return {} if sf in ("-", "") else dict(
-        (k.strip(), v.strip()) for k, _, v in (kv.partition("=") for kv in sf.split(";")))
-
-
 failures, seen, torch_row = [], set(), None
 with open(os.path.join(root, "bench", "plans_cases.tsv")) as f:
     for c in csv.DictReader(f, delimiter="\t"):
@@ -68,7 +62,7 @@ with open(os.path.join(root, "bench", "plans_cases.tsv")) as f:
         for k, v in want.items():
             if str(c[k]) != str(v):
                 failures.append("%s: %s = %s, the script runs %s" % (c["id"], k, c[k], v))
-        fields = fields_of(c)
+        fields = framework_spec.spec_fields(c)
         copies = int(fields.get("ddp_grad_copies", "0"))
         if copies != (2 if ddp == "torch" else 0):
             failures.append("%s: ddp_grad_copies = %d with --DDP-impl %s" % (c["id"], copies, ddp))

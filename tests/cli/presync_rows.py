@@ -60,16 +60,10 @@ def want(c):
     return None
 
 
-def fields_of(c):
-    sf = c.get("spec_fields", "-")
-    return {} if sf in ("-", "") else dict(
-        (k.strip(), v.strip()) for k, _, v in (kv.partition("=") for kv in sf.split(";")))
-
-
 failures, seen, kinds = [], 0, {}
 with open(os.path.join(root, "bench", "plans_cases.tsv")) as f:
     for c in csv.DictReader(f, delimiter="\t"):
-        fields, w = fields_of(c), want(c)
+        fields, w = framework_spec.spec_fields(c), want(c)
         got = int(fields.get("grad_presync_passes", "0"))
         if w is None:
             if "grad_presync_passes" in fields:

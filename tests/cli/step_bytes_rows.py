@@ -47,9 +47,7 @@ failures = []
 seen = {k: [] for k in WANT}
 with open(os.path.join(root, "bench", "plans_cases.tsv")) as f:
     for c in csv.DictReader(f, delimiter="\t"):
-        sf = c.get("spec_fields", "-")
-        fields = {} if sf in ("-", "") else dict(
-            (k.strip(), v.strip()) for k, _, v in (kv.partition("=") for kv in sf.split(";")))
+        fields = framework_spec.spec_fields(c)
         src = c["source"]
         fw = ("llm-foundry" if "mosaicml/llm-foundry" in src else
               "torchtitan" if "pytorch/torchtitan" in src else None)
