@@ -26,8 +26,14 @@
 #
 # Usage: bench/validation.sh [--build DIR] [--cases FILE] [--only REGEX]
 #                            [--no-plans | --plans-output FILE] [--markdown]
+#                            [--bin-size N]
 # --plans-output reads a saved bench/plans.sh output instead of running it
 # (it takes minutes); --markdown prints the rows as a docs/validation.md table.
+# --bin-size prices the binned rows with LDDL bins of N tokens instead of
+# DeepLearningExamples' 64 (N in 8, 16, ..., 512; 512: one bin, each
+# micro-batch padded to its longest sample), to compare with LDDL's own
+# figure of phase 2's time by bin size (docs/validation.md, "BERT phase 2
+# by sequence length").
 # The grad_sync column says when the measured framework reduced gradients:
 # "overlapped" (PyTorch DDP's 25 MB buckets under the backward) or
 # "after-backward" (DeepLearningExamples' BERT: DDP with one bucket the size
@@ -57,6 +63,7 @@ ONLY=""
 PLANS=run
 PLANS_OUT=""
 MARKDOWN=0
+BIN_SIZE=64
 while [ $# -gt 0 ]; do
     case "$1" in
         --build) BUILD=$2; shift 2 ;;
@@ -65,10 +72,15 @@ while [ $# -gt 0 ]; do
         --no-plans) PLANS=no; shift ;;
         --plans-output) PLANS=file; PLANS_OUT=$2; shift 2 ;;
         --markdown) MARKDOWN=1; shift ;;
+        --bin-size) BIN_SIZE=${2:-}; shift; [ $# -gt 0 ] && shift ;;
         -h|--help) sed -n '2,/^set -u/{/^#/p}' "$0"; exit 0 ;;
         *) echo "validation.sh: unknown option $1" >&2; exit 2 ;;
     esac
 done
+case "$BIN_SIZE" in
+    8|16|32|64|128|256|512) ;;
+    *) echo "validation.sh: --bin-size: '$BIN_SIZE' is not one of 8, 16, 32, 64, 128, 256, 512" >&2; exit 2 ;;
+esac
 
 if [ -z "$BUILD" ]; then
     for d in build-plans build build-*; do
@@ -91,7 +103,7 @@ if [ "$PLANS" = run ]; then
 fi
 
 export APPROF="$BUILD/profiler/cli/approf" APSOLVE="$BUILD/solver/apsolve"
-export CASES ONLY TMP PLANS PLANS_OUT MARKDOWN
+export CASES ONLY TMP PLANS PLANS_OUT MARKDOWN BIN_SIZE
 python3 - <<'PY'
 import csv, json, os, re, subprocess, sys
 sys.path.insert(0, "bench")
@@ -223,9 +235,11 @@ if ONLY:
 # sample rounded up to a multiple of 8 (sequence_length_alignment); a sample
 # has max(1, round(0.15 L)) masked positions (static masking,
 # create_masked_lm_predictions).  The sample lengths are those of
-# bench/bert_wikipedia_lengths.tsv.
+# bench/bert_wikipedia_lengths.tsv.  --bin-size sets another bin size (a
+# power of two from 8, so that a bin's bounds stay multiples of ALIGN); a
+# micro-batch padded to V tokens scores at most V masked positions.
 LENGTHS_FILE = "bench/bert_wikipedia_lengths.tsv"
-BIN_SIZE, ALIGN, MASKED_LM_RATIO = 64, 8, 0.15
+BIN_SIZE, ALIGN, MASKED_LM_RATIO = int(os.environ["BIN_SIZE"]), 8, 0.15
 
 def read_lengths(path):
     """counts[L - 1] = samples of L tokens; exits naming the line and field."""
@@ -278,7 +292,8 @@ def binned_mix(counts, nmax, mbs):
             if L % ALIGN == 0 or L == hi:
                 f = (cum / nk) ** mbs
                 if f > prev:
-                    mix.append((-(-L // ALIGN) * ALIGN, max(1, round(masked)), nk / total * (f - prev)))
+                    padded = -(-L // ALIGN) * ALIGN
+                    mix.append((padded, min(padded, max(1, round(masked))), nk / total * (f - prev)))
                 prev = f
     return mix
 
