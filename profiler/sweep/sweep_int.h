@@ -191,10 +191,15 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
                                size_t *cap, int *n_placements, ApprofSweepSummary *sum);
 /* The costdb rows of tuple t's n placements (in), into *buf of *cap rows
  * (the caller's, grown as needed, new rows zeroed: MPI sends whole rows);
- * returns n or APPROF_ENOMEM. */
+ * returns n or APPROF_ENOMEM. described: NULL, every row complete; else
+ * one flag per graph tensor, owned by the one thread that hands the rows
+ * to costdb_placements_put in order: a row of a flagged tensor gets an
+ * empty tensor_name, shape and dtype (that call reads them only for a
+ * tensor the sweep does not hold yet, costdb.h, and every earlier row of
+ * the tensor was stored before), the others are filled and flagged. */
 int approf_sweep_expand_placements(const Sweep *sw, const ApprofTuple *t,
-                                   const ApprofSlotPlacement *in, int n, CostdbPlacement **buf,
-                                   size_t *cap);
+                                   const ApprofSlotPlacement *in, int n, unsigned char *described,
+                                   CostdbPlacement **buf, size_t *cap);
 /* The one rule for a costed entry that is not already stored: a variant
  * slot the stage does not have (status skipped) is counted in
  * sum->skipped, not stored (no reader takes it; a resumed sweep costs its

@@ -34,6 +34,8 @@ typedef struct {
     ApprofWriterQueue *wq;        /* rank 0, while the tuples run: the writer thread,
                                    * which owns writer and the database meanwhile */
     unsigned char *have;
+    unsigned char *described;     /* the writer thread's: tensors whose texts it handed
+                                   * over (approf_sweep_expand_placements); NULL: none kept */
     size_t done;
     double work_done, work_total;  /* tuple_work of the tuples done, of all of the shard */
     ApprofSweepMpi *mpi;
@@ -99,12 +101,16 @@ static int sink_queue(Sink *s, size_t k, const CostdbEntry e[2], const CostdbPla
     return 0;
 }
 
-/* The writer thread's expansion of tuple k's compact rows. */
+/* The writer thread's expansion of tuple k's compact rows: it alone hands
+ * rows to costdb_placements_put while the tuples run, in the order it
+ * expands them, and stops at its first failure, so a tensor it described
+ * once is held by the sweep for every later row. */
 static int sink_expand(void *ctx, size_t k, const ApprofSlotPlacement *in, int n,
                        CostdbPlacement **buf, size_t *cap)
 {
-    const Sweep *sw = ctx;
-    return approf_sweep_expand_placements(sw, &sw->tuples[k], in, n, buf, cap);
+    Sink *s = ctx;
+    return approf_sweep_expand_placements(s->sw, &s->sw->tuples[k], in, n, s->described, buf,
+                                          cap);
 }
 
 /* Rank 0: another rank's tuple, as MPI delivers it. */
@@ -309,7 +315,7 @@ static int hand_on(RunHooks *h, size_t k, const CostdbEntry e[2], const ApprofSl
 {
     if (h->s->rank == 0)
         return sink_queue(h->s, k, e, NULL, pl, n_pl);
-    int n = approf_sweep_expand_placements(h->s->sw, &h->s->sw->tuples[k], pl, (int)n_pl,
+    int n = approf_sweep_expand_placements(h->s->sw, &h->s->sw->tuples[k], pl, (int)n_pl, NULL,
                                            &h->pl, &h->pl_cap);
     return n < 0 ? n : sink_put(h->s, k, e, h->pl, (size_t)n);
 }
@@ -477,7 +483,9 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
         approf_sweep_writer_init(&sink.writer, sw.db, row.id, cfg->commit_every);
         if (sink.done && cb && cb->progress)
             cb->progress(cb->ctx, sink.done, sum->tuples, sink.work_done, sink.work_total);
-        if (approf_writer_start(&sink.wq, &sink.writer, sink_expand, &sw) < 0) {
+        /* without it every row is complete */
+        sink.described = calloc(sw.graph->n_tensors ? sw.graph->n_tensors : 1, 1);
+        if (approf_writer_start(&sink.wq, &sink.writer, sink_expand, &sink) < 0) {
             snprintf(err, errlen, "cannot start the writer thread");
             rc = APPROF_ENOMEM;
         }
@@ -612,6 +620,7 @@ out:
     if (sw.owned_sweep && sw.db)
         costdb_sweep_release(sw.db, sw.owned_sweep, &sw.owner);
     free(sink.have);
+    free(sink.described);
     free(sink.writer.held); /* a batch never committed (sweep_db.h) */
     approf_sweep_free(&sw);
     approf_sweep_mpi_finalize(&mpi);

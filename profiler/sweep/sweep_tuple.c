@@ -27,12 +27,13 @@
 
 /* Copies text into a field of len bytes, truncating, as snprintf's "%s"
  * does (placements hold thousands of rows per sweep, and every entry an
- * error field: no printf machinery per field). */
-static void copy_text(char *dst, size_t len, const char *src)
+ * error field: no printf machinery per field); the length copied. */
+static size_t copy_text(char *dst, size_t len, const char *src)
 {
     size_t n = strnlen(src, len - 1);
     memcpy(dst, src, n);
     dst[n] = '\0';
+    return n;
 }
 
 /* A struct of size n whose fixed error buffer (esize bytes at offset off)
@@ -453,10 +454,13 @@ static int program_placements(Sweep *sw, const ApprofStageProgram *p, ApprofSlot
 }
 
 int approf_sweep_expand_placements(const Sweep *sw, const ApprofTuple *t,
-                                   const ApprofSlotPlacement *in, int n, CostdbPlacement **buf,
-                                   size_t *cap)
+                                   const ApprofSlotPlacement *in, int n, unsigned char *described,
+                                   CostdbPlacement **buf, size_t *cap)
 {
-    static const char *const roles[] = {"param", "input", "output"};
+    /* the role names with their NULs, copied whole (each fits d->role) */
+    static const char roles[3][8] = {"param", "input", "output"};
+    _Static_assert(sizeof roles[0] == sizeof((CostdbPlacement *)0)->role, "role field");
+    size_t spec_len = 0;
     if (n <= 0)
         return 0;
     /* rows added zeroed: every byte defined (MPI sends whole rows) */
@@ -470,11 +474,24 @@ int approf_sweep_expand_placements(const Sweep *sw, const ApprofTuple *t,
         d->submesh_index = t->submesh;
         d->config_index = t->config;
         d->tensor_index = in[k].tensor;
-        copy_text(d->tensor_name, sizeof d->tensor_name, tt->name);
-        copy_text(d->role, sizeof d->role, roles[in[k].role]);
-        copy_text(d->shape, sizeof d->shape, sw->shape_texts[in[k].tensor]);
-        copy_text(d->dtype, sizeof d->dtype, approf_dtype_name(tt->dtype));
-        copy_text(d->sharding_spec, sizeof d->sharding_spec, in[k].spec);
+        /* a tensor's texts once per sweep (a 126-layer full sweep hands
+         * over some 10^8 rows of a few thousand tensors) */
+        if (described && described[in[k].tensor]) {
+            d->tensor_name[0] = d->shape[0] = d->dtype[0] = '\0';
+        } else {
+            copy_text(d->tensor_name, sizeof d->tensor_name, tt->name);
+            copy_text(d->shape, sizeof d->shape, sw->shape_texts[in[k].tensor]);
+            copy_text(d->dtype, sizeof d->dtype, approf_dtype_name(tt->dtype));
+            if (described)
+                described[in[k].tensor] = 1;
+        }
+        memcpy(d->role, roles[in[k].role], sizeof d->role);
+        /* the row before's spec, the same text (one pointer), copied
+         * without measuring it again */
+        if (k && in[k].spec == in[k - 1].spec)
+            memcpy(d->sharding_spec, d[-1].sharding_spec, spec_len + 1);
+        else
+            spec_len = copy_text(d->sharding_spec, sizeof d->sharding_spec, in[k].spec);
     }
     return n;
 }

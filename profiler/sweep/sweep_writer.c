@@ -351,8 +351,11 @@ int approf_writer_put_compact(ApprofWriterQueue *q, size_t k, const CostdbEntry 
     WriterSlot *s;
     size_t text = 0, before, at = 0;
     int rc;
+    /* a row whose spec is the row before's (the same interned text: a
+     * stage's layers repeat their layouts) shares its copy */
     for (size_t i = 0; i < n_pl; i++)
-        text += strlen(pl[i].spec) + 1;
+        if (!i || pl[i].spec != pl[i - 1].spec)
+            text += strlen(pl[i].spec) + 1;
     rc = slot_wait(q, n_pl * sizeof *pl + text, &s);
     if (rc < 0)
         return rc;
@@ -366,6 +369,10 @@ int approf_writer_put_compact(ApprofWriterQueue *q, size_t k, const CostdbEntry 
      * each spec read once more, not measured again and then copied) */
     for (size_t i = 0; i < n_pl; i++) {
         s->cpl[i] = pl[i];
+        if (i && pl[i].spec == pl[i - 1].spec) {
+            s->cpl[i].spec = s->cpl[i - 1].spec;
+            continue;
+        }
         s->cpl[i].spec = s->text + at;
         at = (size_t)(stpcpy(s->text + at, pl[i].spec) - s->text) + 1;
     }
