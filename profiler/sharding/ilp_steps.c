@@ -15,6 +15,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "graph.h"
 #include "sharding/ilp_int.h"
@@ -110,11 +113,88 @@ static void edge_strides(const Work *w, const WEdge *e, int x, size_t *si, size_
  * in the same order for every kx and kz. Without args the argmin is not
  * written (a replay's: ilp_deg2_arg_at finds the one entry its
  * back-substitution reads). */
+#ifdef __SSE2__
+/* Most strategies of x whose sums c_x + r1 a replay's fill keeps in
+ * registers (deg2_fill_pairs; more go the scalar way). */
+#define DEG2_PAIRS_MAXK 8
+
+/* Lanes 0 and 1: p[0] and p[d] (d 1: one unaligned load). */
+static inline __attribute__((always_inline)) __m128d deg2_load2(const double *p, size_t d)
+{
+    return d == 1 ? _mm_loadu_pd(p) : _mm_loadh_pd(_mm_load_sd(p), p + d);
+}
+
+/* deg2_fill without the argmin (a replay's), two of z's strategies at a
+ * time: lane h of a pair is z's strategy l + h, its candidates tb[i] +
+ * col_(l+h)[i] in i's order, tb[i] = c_x[i] + r1 in both lanes (kept in
+ * registers: kx a constant at most DEG2_PAIRS_MAXK). minpd(v, best) is
+ * v < best ? v : best, the scalar loop's choice (same sum, same strict
+ * test; minsd likewise for an odd kz's last strategy), so each lane's
+ * minimum, and what is written or added (old + best), is the scalar
+ * fill's bit for bit (docs/performance.md "Two of z's strategies at a
+ * time"). */
+static inline __attribute__((always_inline)) void deg2_fill_pairs(
+    int kx, int ky, int kz, const double *c, const double *r1, size_t si1, size_t sj1,
+    const double *r2, size_t si2, size_t sl2, double *r, size_t rj, size_t rl, int add)
+{
+    const __m128d inf = _mm_set1_pd(INFINITY);
+    for (int j = 0; j < ky; j++) {
+        const double *row = r1 + (size_t)j * sj1;
+        double *out = r + (size_t)j * rj;
+        __m128d tb[DEG2_PAIRS_MAXK];
+        int l = 0;
+        for (int i = 0; i < kx; i++)
+            tb[i] = _mm_set1_pd(c[i] + row[(size_t)i * si1]);
+        for (; l + 2 <= kz; l += 2) {
+            const double *col = r2 + (size_t)l * sl2;
+            double *o0 = out + (size_t)l * rl;
+            __m128d best = inf;
+            for (int i = 0; i < kx; i++)
+                best = _mm_min_pd(_mm_add_pd(tb[i], deg2_load2(col + (size_t)i * si2, sl2)),
+                                  best);
+            if (add)
+                best = _mm_add_pd(deg2_load2(o0, rl), best);
+            if (rl == 1) {
+                _mm_storeu_pd(o0, best);
+            } else {
+                _mm_storel_pd(o0, best);
+                _mm_storeh_pd(o0 + rl, best);
+            }
+        }
+        if (l < kz) {
+            const double *col = r2 + (size_t)l * sl2;
+            double *o0 = out + (size_t)l * rl;
+            __m128d best = inf;
+            for (int i = 0; i < kx; i++)
+                best = _mm_min_sd(_mm_add_sd(tb[i], _mm_load_sd(col + (size_t)i * si2)), best);
+            if (add)
+                best = _mm_add_sd(_mm_load_sd(o0), best);
+            _mm_store_sd(o0, best);
+        }
+    }
+}
+#endif
+
 static inline __attribute__((always_inline)) void deg2_fill(
     int kx, int ky, int kz, const double *c, const double *r1, size_t si1, size_t sj1,
     const double *r2, size_t si2, size_t sl2, double *t, int *arg, double *r, size_t rj,
     size_t rl, int add, int args)
 {
+#ifdef __SSE2__
+    if (!args && kx <= DEG2_PAIRS_MAXK) {
+        /* the strides' usual values as constants, so the loads and
+         * stores take their one-instruction forms */
+        if (sl2 == 1 && rl == 1)
+            deg2_fill_pairs(kx, ky, kz, c, r1, si1, sj1, r2, si2, 1, r, rj, 1, add);
+        else if (sl2 == 1)
+            deg2_fill_pairs(kx, ky, kz, c, r1, si1, sj1, r2, si2, 1, r, rj, rl, add);
+        else if (rl == 1)
+            deg2_fill_pairs(kx, ky, kz, c, r1, si1, sj1, r2, si2, sl2, r, rj, 1, add);
+        else
+            deg2_fill_pairs(kx, ky, kz, c, r1, si1, sj1, r2, si2, sl2, r, rj, rl, add);
+        return;
+    }
+#endif
     for (int j = 0; j < ky; j++) {
         const double *row = r1 + (size_t)j * sj1;
         for (int i = 0; i < kx; i++)
