@@ -15,6 +15,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "graph.h"
 #include "sharding/ilp_int.h"
@@ -110,11 +113,94 @@ static void edge_strides(const Work *w, const WEdge *e, int x, size_t *si, size_
  * in the same order for every kx and kz. Without args the argmin is not
  * written (a replay's: ilp_deg2_arg_at finds the one entry its
  * back-substitution reads). */
+#ifdef __SSE2__
+/* Most strategies of x whose sums c_x + r1 a replay's fill keeps in
+ * registers (deg2_fill_pairs; more go the scalar way). */
+#define DEG2_PAIRS_MAXK 8
+
+/* Lanes 0 and 1: p[0] and p[d] (d 1: one unaligned load). */
+static inline __attribute__((always_inline)) __m128d lanes_load(const double *p, size_t d)
+{
+    return d == 1 ? _mm_loadu_pd(p) : _mm_loadh_pd(_mm_load_sd(p), p + d);
+}
+
+/* Lane 0 into p[0], lane 1 into p[d]. */
+static inline __attribute__((always_inline)) void lanes_store(double *p, size_t d, __m128d v)
+{
+    if (d == 1) {
+        _mm_storeu_pd(p, v);
+    } else {
+        _mm_storel_pd(p, v);
+        _mm_storeh_pd(p + d, v);
+    }
+}
+
+/* deg2_fill without the argmin (a replay's), two of z's strategies at a
+ * time: lane h of a pair is z's strategy l + h, its candidates tb[i] +
+ * col_(l+h)[i] in i's order, tb[i] = c_x[i] + r1 in both lanes (kept in
+ * registers: kx a constant at most DEG2_PAIRS_MAXK). minpd(v, best) is
+ * v < best ? v : best, the scalar loop's choice (same sum, same strict
+ * test; minsd likewise for an odd kz's last strategy), so each lane's
+ * minimum, and what is written or added (old + best), is the scalar
+ * fill's bit for bit (docs/performance.md "Two of z's strategies at a
+ * time"). */
+static inline __attribute__((always_inline)) void deg2_fill_pairs(
+    int kx, int ky, int kz, const double *c, const double *r1, size_t si1, size_t sj1,
+    const double *r2, size_t si2, size_t sl2, double *r, size_t rj, size_t rl, int add)
+{
+    const __m128d inf = _mm_set1_pd(INFINITY);
+    for (int j = 0; j < ky; j++) {
+        const double *row = r1 + (size_t)j * sj1;
+        double *out = r + (size_t)j * rj;
+        __m128d tb[DEG2_PAIRS_MAXK];
+        int l = 0;
+        for (int i = 0; i < kx; i++)
+            tb[i] = _mm_set1_pd(c[i] + row[(size_t)i * si1]);
+        for (; l + 2 <= kz; l += 2) {
+            const double *col = r2 + (size_t)l * sl2;
+            double *o0 = out + (size_t)l * rl;
+            __m128d best = inf;
+            for (int i = 0; i < kx; i++)
+                best = _mm_min_pd(_mm_add_pd(tb[i], lanes_load(col + (size_t)i * si2, sl2)),
+                                  best);
+            if (add)
+                best = _mm_add_pd(lanes_load(o0, rl), best);
+            lanes_store(o0, rl, best);
+        }
+        if (l < kz) {
+            const double *col = r2 + (size_t)l * sl2;
+            double *o0 = out + (size_t)l * rl;
+            __m128d best = inf;
+            for (int i = 0; i < kx; i++)
+                best = _mm_min_sd(_mm_add_sd(tb[i], _mm_load_sd(col + (size_t)i * si2)), best);
+            if (add)
+                best = _mm_add_sd(_mm_load_sd(o0), best);
+            _mm_store_sd(o0, best);
+        }
+    }
+}
+#endif
+
 static inline __attribute__((always_inline)) void deg2_fill(
     int kx, int ky, int kz, const double *c, const double *r1, size_t si1, size_t sj1,
     const double *r2, size_t si2, size_t sl2, double *t, int *arg, double *r, size_t rj,
     size_t rl, int add, int args)
 {
+#ifdef __SSE2__
+    if (!args && kx <= DEG2_PAIRS_MAXK) {
+        /* the strides' usual values as constants, so the loads and
+         * stores take their one-instruction forms */
+        if (sl2 == 1 && rl == 1)
+            deg2_fill_pairs(kx, ky, kz, c, r1, si1, sj1, r2, si2, 1, r, rj, 1, add);
+        else if (sl2 == 1)
+            deg2_fill_pairs(kx, ky, kz, c, r1, si1, sj1, r2, si2, 1, r, rj, rl, add);
+        else if (rl == 1)
+            deg2_fill_pairs(kx, ky, kz, c, r1, si1, sj1, r2, si2, sl2, r, rj, 1, add);
+        else
+            deg2_fill_pairs(kx, ky, kz, c, r1, si1, sj1, r2, si2, sl2, r, rj, rl, add);
+        return;
+    }
+#endif
     for (int j = 0; j < ky; j++) {
         const double *row = r1 + (size_t)j * sj1;
         for (int i = 0; i < kx; i++)
@@ -349,6 +435,67 @@ static inline __attribute__((always_inline)) double pair_min_lone(int kx, int ky
     return best + 0.0;
 }
 
+#ifdef __SSE2__
+/* Most strategies of x and of its twin whose base a replay's lone fill
+ * keeps in both lanes (pair_fill_lone_pairs; more go the scalar way). */
+#define PAIR_PAIRS_MAXX 4
+#define PAIR_PAIRS_MAXY 3
+
+/* pair_fill for a lone twin without the argmin (a replay's), two of c's
+ * strategies at a time: lane h of a pair is c's strategy u + h, its
+ * candidates base[i][j] + cx_(u+h)[i] in i's then j's order, the best
+ * plus 0.0 (pair_min_lone), with cx = ax + rxc and base = (nxc + nyc) +
+ * rxy as pair_fill sums them. minpd(v, best) is v < best ? v : best, the
+ * scalar loop's choice (minsd likewise for an odd kc's last strategy), so
+ * each lane's value, and what is written or added (old + best), is the
+ * scalar fill's bit for bit (docs/performance.md "Two of z's strategies
+ * at a time"). */
+static inline __attribute__((always_inline)) void pair_fill_lone_pairs(const PairPlan *p, int kx,
+                                                                       int ky, size_t sxc_u,
+                                                                       size_t ru, int add)
+{
+    const __m128d inf = _mm_set1_pd(INFINITY), zero = _mm_setzero_pd();
+    __m128d bb[PAIR_PAIRS_MAXX * PAIR_PAIRS_MAXY], ax[PAIR_PAIRS_MAXX], cx[PAIR_PAIRS_MAXX];
+    for (int i = 0; i < kx; i++)
+        for (int j = 0; j < ky; j++)
+            bb[i * ky + j] = _mm_set1_pd(p->nxc[i] + p->nyc[j] +
+                                         p->rxy[(size_t)i * p->sxy_i + (size_t)j * p->sxy_j]);
+    for (int s = 0; s < p->ka; s++) {
+        double *out = p->r + (size_t)s * p->rs;
+        int u = 0;
+        for (int i = 0; i < kx; i++)
+            ax[i] = _mm_set1_pd(p->rxa[(size_t)i * p->sxa_i + (size_t)s * p->sxa_s]);
+        for (; u + 2 <= p->kc; u += 2) {
+            __m128d best = inf;
+            for (int i = 0; i < kx; i++)
+                cx[i] = _mm_add_pd(ax[i], lanes_load(p->rxc + (size_t)i * p->sxc_i +
+                                                         (size_t)u * sxc_u,
+                                                     sxc_u));
+            for (int i = 0; i < kx; i++)
+                for (int j = 0; j < ky; j++)
+                    best = _mm_min_pd(_mm_add_pd(bb[i * ky + j], cx[i]), best);
+            best = _mm_add_pd(best, zero);
+            if (add)
+                best = _mm_add_pd(lanes_load(out + (size_t)u * ru, ru), best);
+            lanes_store(out + (size_t)u * ru, ru, best);
+        }
+        if (u < p->kc) {
+            __m128d best = inf;
+            for (int i = 0; i < kx; i++)
+                cx[i] = _mm_add_sd(ax[i], _mm_load_sd(p->rxc + (size_t)i * p->sxc_i +
+                                                      (size_t)u * sxc_u));
+            for (int i = 0; i < kx; i++)
+                for (int j = 0; j < ky; j++)
+                    best = _mm_min_sd(_mm_add_sd(bb[i * ky + j], cx[i]), best);
+            best = _mm_add_sd(best, zero);
+            if (add)
+                best = _mm_add_sd(_mm_load_sd(out + (size_t)u * ru), best);
+            _mm_store_sd(out + (size_t)u * ru, best);
+        }
+    }
+}
+#endif
+
 /* The k_a x k_c table of a twin-pair step (ilp_table_pair) for kx and ky
  * strategies of x and its twin, adding into the table or not, y with or
  * without edges to a and c (lone): inlined for the twin pairs' usual
@@ -359,6 +506,20 @@ static inline __attribute__((always_inline)) void pair_fill(const PairPlan *p, i
                                                             int add, int lone, int args,
                                                             double *base)
 {
+#ifdef __SSE2__
+    if (lone && !args && kx <= PAIR_PAIRS_MAXX && ky <= PAIR_PAIRS_MAXY) {
+        /* the strides' usual values as constants (lanes_load) */
+        if (p->sxc_u == 1 && p->ru == 1)
+            pair_fill_lone_pairs(p, kx, ky, 1, 1, add);
+        else if (p->sxc_u == 1)
+            pair_fill_lone_pairs(p, kx, ky, 1, p->ru, add);
+        else if (p->ru == 1)
+            pair_fill_lone_pairs(p, kx, ky, p->sxc_u, 1, add);
+        else
+            pair_fill_lone_pairs(p, kx, ky, p->sxc_u, p->ru, add);
+        return;
+    }
+#endif
     int ka = p->ka, kc = p->kc;
     double *r = p->r;
     /* base[i][j]: x at i and y at j with their edge; then the a and c
