@@ -412,17 +412,7 @@ static int dp_rows_from(Dp *dp, int top, double t)
     int from = dp->ran ? -1 : top;
     for (int i = top; i >= 0; i--)
         for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
-            /* dp_lim's count, moved from the last DP's (0 before the
-             * first): the items within t are a prefix of the option's
-             * (sorted by cost), so the count up while the next item is
-             * within t, then down while the last counted is not, is that
-             * prefix's length */
-            const DpItem *it = &dp->items[dp->opts[o].item_off];
-            int lim = dp->lim[o], n = dp->opts[o].item_n;
-            while (lim < n && it[lim].cost <= t)
-                lim++;
-            while (lim > 0 && !(it[lim - 1].cost <= t))
-                lim--;
+            int lim = dp_lim(dp, o, t);
             if (lim != dp->lim[o] && from < i)
                 from = i;
             dp->lim[o] = lim;
