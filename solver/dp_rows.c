@@ -496,9 +496,8 @@ static void dp_run_live(Dp *dp, double t)
             } else if ((fc = dp_frontier(dp, i, d, caps[d], rb + (size_t)d * (size_t)NS,
                                          rba + (size_t)d * (size_t)NS)) > 0) {
                 int32_t base = dp->foff[st];
-                int n0 = front[base];
-                nz[dp->live_off[i] + cnt++] =
-                    (DpChild){d, base, (int16_t)fc, (int16_t)n0, front[base + fc - 1] - n0 == fc - 1};
+                int n0 = front[base], consec = front[base + fc - 1] - n0 == fc - 1;
+                nz[dp->live_off[i] + cnt++] = (DpChild){d, base, (int16_t)fc, (int16_t)n0, consec};
             }
         }
         dp->nz_cnt[i] = cnt;

@@ -171,7 +171,8 @@ static long headers_wrong(const Dp *dp)
     long wrong = 0;
     for (int i = 0; i <= dp->L; i++) {
         /* row L: the end state (0 devices) alone */
-        int k = 0, first = i < dp->L ? dp->live_off[i] : 0, end = i < dp->L ? dp->live_off[i + 1] : 1;
+        int k = 0, first = i < dp->L ? dp->live_off[i] : 0,
+            end = i < dp->L ? dp->live_off[i + 1] : 1;
         for (int li = first; li < end; li++) {
             int d = i < dp->L ? dp->live[li] : 0;
             size_t st = (size_t)i * (size_t)(dp->D + 1) + (size_t)d;
