@@ -32,6 +32,16 @@ typedef struct DpCut {
     int first;
 } DpCut;
 
+/* A state of a row with a non-empty frontier, as dp_run_live reads it
+ * when it offers that frontier to the states above (dp_rows.c): its
+ * devices, its frontier's first place and size, its first stage count,
+ * and whether its counts run n0, n0 + 1, ... without a gap. */
+typedef struct DpChild {
+    int32_t d, base;
+    int16_t cnt, n0;
+    int32_t consec;
+} DpChild;
+
 typedef struct Dp {
     const ApsolveProblem *p;
     const ApsolveOptions *opt;
@@ -43,8 +53,9 @@ typedef struct Dp {
     int *live_off;                    /* [L + 2]: row i is live[live_off[i] .. live_off[i+1]) */
     uint64_t *livebits;               /* [(L + 1) W]: bit d of row i set when (i, d) is live */
     size_t words;                     /* W = D / 64 + 1 */
-    int *nz;                          /* per row, the live d with a non-empty frontier in the
-                                       * last run, ascending (at live_off[i]; row L: {0}) */
+    DpChild *nz;                      /* per row, the live states with a non-empty frontier in
+                                       * the last run, d ascending (at live_off[i]; row L: the
+                                       * end state) */
     int *nz_cnt;                      /* [L + 1] */
     double *rb;                       /* scratch of a row: best sum per (d, n) */
     int32_t *rba;                     /* its item */

@@ -72,7 +72,8 @@ static int dp_stage_caps(Dp *dp)
         K = dp->NS - 1;
     size_t W = dp->words, per = ((size_t)K + 1) * W;
     uint64_t *level = calloc((size_t)(L + 1) * per + W, sizeof *level), *seen;
-    dp->ncap = malloc((size_t)(L + 1) * (size_t)(D + 1) * sizeof *dp->ncap);
+    /* zero at every state not live: dp_run_live offers such a state nothing */
+    dp->ncap = calloc((size_t)(L + 1) * (size_t)(D + 1), sizeof *dp->ncap);
     if (!level || !dp->ncap) {
         free(level);
         return APSOLVE_ENOMEM;
@@ -220,7 +221,7 @@ int apsolve_dp_live(Dp *dp)
                 dp->live[n++] = (int)(w * 64) + __builtin_ctzll(x);
     }
     dp->live_off[L] = dp->live_off[L + 1] = (int)n;
-    dp->nz[n] = 0; /* the end state */
+    dp->nz[n] = (DpChild){0, 0, 1, 0, 1}; /* the end state (apsolve_dp_tables' place 0) */
     dp->nz_cnt[L] = 1;
     dp->livebits = fwd;
     fwd = NULL;
@@ -256,61 +257,80 @@ static int dp_frontier(Dp *dp, int i, int d, int nmax, const double *best,
     return cnt;
 }
 
+/* best[0 .. m) against fv[0 .. m) + c through item: each best[e] (and
+ * its item in best_arg) replaced only by a strictly smaller sum. The
+ * compare is made without a branch: the same strict test, so the same
+ * winner. */
+static inline void dp_offer_run(const double *fv, int m, double c, int32_t item, double *best,
+                                int32_t *best_arg)
+{
+#ifdef __SSE2__
+    /* minsd/minpd(cand, old) is cand < old ? cand : old, the scalar
+     * line's choice, and the item moves where cmpltsd/cmpltpd set the lane
+     * (the same strict test): an odd first entry alone, then two at a
+     * time */
+    __m128d cv = _mm_set1_pd(c);
+    __m128i io = _mm_set1_epi32(item);
+    int e = m & 1;
+    if (e) {
+        __m128d cand = _mm_add_sd(_mm_load_sd(fv), cv), old = _mm_load_sd(best);
+        __m128i lt = _mm_castpd_si128(_mm_cmplt_sd(cand, old)),
+                a = _mm_cvtsi32_si128(best_arg[0]);
+        _mm_store_sd(best, _mm_min_sd(cand, old));
+        a = _mm_or_si128(_mm_and_si128(lt, io), _mm_andnot_si128(lt, a));
+        best_arg[0] = _mm_cvtsi128_si32(a);
+    }
+    for (; e < m; e += 2) {
+        __m128d cand = _mm_add_pd(_mm_loadu_pd(fv + e), cv), old = _mm_loadu_pd(best + e);
+        __m128i lt = _mm_shuffle_epi32(_mm_castpd_si128(_mm_cmplt_pd(cand, old)),
+                                       _MM_SHUFFLE(2, 0, 2, 0)),
+                a = _mm_loadl_epi64((const __m128i *)(const void *)(best_arg + e));
+        _mm_storeu_pd(best + e, _mm_min_pd(cand, old));
+        a = _mm_or_si128(_mm_and_si128(lt, io), _mm_andnot_si128(lt, a));
+        _mm_storel_epi64((__m128i *)(void *)(best_arg + e), a);
+    }
+#else
+    for (int e = 0; e < m; e++) {
+        double cand = fv[e] + c, old = best[e];
+        int32_t keep = -(int32_t)!(cand < old);
+        best[e] = cand < old ? cand : old;
+        best_arg[e] = (best_arg[e] & keep) | (item & ~keep);
+    }
+#endif
+}
+
 /* Offers the items it[0 .. lim) of an option (sorted by cost, their stage
  * bounds ascending: dp_prepare keeps an item only above every cheaper
- * one's) the child frontier fn/fv of ccnt entries (ascending in n,
- * dp_frontier): best[n] keeps the least sum of n stages and its item
- * (item_off + q), replaced only by a strictly smaller one. The entries
- * offered are those of n <= cap, the most following stages both the state
- * (nmax - 1) and the last item within t fit; each takes the first item
- * that fits its n, which exists below lim for every n <= cap. The compare
- * is made without a branch: the same strict test, so the same winner. */
-static inline void dp_offer_entries(const int16_t *fn, const double *fv, int ccnt,
-                                    const DpItem *it, int item_off, int cap, double *best,
-                                    int32_t *best_arg)
+ * one's) the child frontier fn/fv of ccnt >= 1 entries (ascending in n,
+ * dp_frontier; ch: its first count n0 and whether its counts run n0, n0 +
+ * 1, ... without a gap): best[n] keeps the least sum of n stages and its
+ * item (item_off + q), replaced only by a strictly smaller one. The
+ * entries offered are those of n <= cap, the most following stages both
+ * the state (nmax - 1) and the last item within t fit; each takes the
+ * first item that fits its n (q: it[q].mnss >= n), which exists below lim
+ * for every n <= cap. it0 and c0 are it[0]'s bound and cost. With the
+ * counts without a gap, the entries of n <= min(it0, cap), a run from the
+ * first, take item 0 (dp_offer_run); the rest, one at a time, the item
+ * the scalar loop finds from q = 0 (each entry has its own best[n], so
+ * the order of the entries changes nothing). */
+static inline void dp_offer_child(const int16_t *fn, const double *fv, int ccnt, int n0,
+                                  int consec, const DpItem *it, int it0, double c0,
+                                  int item_off, int cap, double *best, int32_t *best_arg)
 {
-    int q = 0;
-    if (ccnt > 0 && it[0].mnss >= cap) {
-        /* the first item fits every entry offered (q stays 0); with the
-         * child's counts n0, n0 + 1, ... (an exact count's frontier, most
-         * often) the entries offered are its first cap - n0 + 1 */
-        double c = it[0].cost;
-        int n0 = fn[0], m = ccnt, e0;
-        if (fn[ccnt - 1] - n0 == ccnt - 1) {
-            double *b = best + n0 + 1;
-            int32_t *ba = best_arg + n0 + 1;
-            if (m > cap - n0 + 1)
-                m = cap - n0 + 1;
-            e0 = 0;
-#ifdef __SSE2__
-            {
-                /* two entries at a time: minpd(cand, old) is cand < old ?
-                 * cand : old, the scalar line's choice, and the item moves
-                 * where cmpltpd set the lane (the same strict test) */
-                __m128d cv = _mm_set1_pd(c);
-                __m128i io = _mm_set1_epi32(item_off);
-                for (; e0 + 2 <= m; e0 += 2) {
-                    __m128d cand = _mm_add_pd(_mm_loadu_pd(fv + e0), cv),
-                            old = _mm_loadu_pd(b + e0);
-                    __m128i lt = _mm_shuffle_epi32(_mm_castpd_si128(_mm_cmplt_pd(cand, old)),
-                                                   _MM_SHUFFLE(2, 0, 2, 0)),
-                            a = _mm_loadl_epi64((const __m128i *)(const void *)(ba + e0));
-                    _mm_storeu_pd(b + e0, _mm_min_pd(cand, old));
-                    a = _mm_or_si128(_mm_and_si128(lt, io), _mm_andnot_si128(lt, a));
-                    _mm_storel_epi64((__m128i *)(void *)(ba + e0), a);
-                }
-            }
-#endif
-            for (int e = e0; e < m; e++) {
-                double cand = fv[e] + c, old = b[e];
-                int32_t keep = -(int32_t)!(cand < old);
-                b[e] = cand < old ? cand : old;
-                ba[e] = (ba[e] & keep) | (item_off & ~keep);
-            }
-            return;
+    int e = 0, q = 0;
+    if (consec) {
+        int m = (it0 < cap ? it0 : cap) - n0 + 1;
+        if (m > ccnt)
+            m = ccnt;
+        if (m > 0) {
+            dp_offer_run(fv, m, c0, item_off, best + n0 + 1, best_arg + n0 + 1);
+            e = m;
         }
+        /* the rest: none, or counts above cap when item 0 fits up to it */
+        if (e == ccnt || it0 >= cap)
+            return;
     }
-    for (int e = 0; e < ccnt; e++) {
+    for (; e < ccnt; e++) {
         int nc = fn[e];
         double cand, old;
         int32_t keep;
@@ -338,8 +358,11 @@ static void dp_offer(const Dp *dp, const DpOpt *op, int lim, int d, int nmax, do
     assert(op->end < dp->L && op->dev >= 1 && d - op->dev >= 0 && lim >= 1);
     if (cap > nmax - 1)
         cap = nmax - 1;
-    dp_offer_entries(dp->front + cbase, dp->val + cbase, ccnt, it, op->item_off, cap, best,
-                     best_arg);
+    if (ccnt > 0) {
+        const int16_t *fn = dp->front + cbase;
+        dp_offer_child(fn, dp->val + cbase, ccnt, fn[0], fn[ccnt - 1] - fn[0] == ccnt - 1, it,
+                       it[0].mnss, it[0].cost, op->item_off, cap, best, best_arg);
+    }
 }
 
 /* The items of option o with cost <= t (sorted by cost). */
@@ -414,56 +437,68 @@ static void dp_run_live(Dp *dp, double t)
      * change nothing the top state reads; they are left empty (nz_cnt 0)
      * and row 0 is offered the end state alone, as it was before. */
     int top = NS == 2 ? 0 : L - 1, from = dp_rows_from(dp, top, t);
+    double *rb = dp->rb;
+    int32_t *rba = dp->rba;
+    unsigned *stamp = dp->stamp;
+    const int16_t *front = dp->front;
+    const double *val = dp->val;
+    DpChild *nz = dp->nz;
     dp->pool_top = from == top ? 1 : from >= 0 ? dp->row_top[from] : dp->pool_top;
     for (int i = from; i >= 0; i--) {
-        const uint64_t *lb = dp->livebits + (size_t)i * dp->words;
         const int16_t *caps = dp->ncap + (size_t)i * (size_t)(D + 1);
         unsigned gen = ++dp->gen;
         int cnt = 0;
         dp->row_top[i] = dp->pool_top;
         if (gen == 0) { /* wrapped: no stamp may look current */
-            memset(dp->stamp, 0, ((size_t)D + 1) * sizeof *dp->stamp);
+            memset(stamp, 0, ((size_t)D + 1) * sizeof *stamp);
             gen = dp->gen = 1;
         }
         for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
             const DpOpt *op = &dp->opts[o];
-            int lim = dp->lim[o], j1 = op->end + 1, dev = op->dev, top_n;
-            const int *ch = dp->nz + dp->live_off[j1];
-            const DpItem *it = &dp->items[op->item_off];
-            size_t cst0 = (size_t)j1 * (size_t)(D + 1);
+            int lim = dp->lim[o], dev = op->dev, item_off = op->item_off, top_n, it0;
+            const DpItem *it = &dp->items[item_off];
+            const DpChild *ch, *chend;
+            double c0;
             if (!lim)
                 continue;
             top_n = it[lim - 1].mnss; /* dp_offer's cap but for the state's */
-            for (int k = 0; k < dp->nz_cnt[j1]; k++) {
-                int d = ch[k] + dev, nmax, cap;
-                size_t cst, cbase;
+            it0 = it[0].mnss;
+            c0 = it[0].cost;
+            ch = nz + dp->live_off[op->end + 1];
+            chend = ch + dp->nz_cnt[op->end + 1];
+            for (; ch < chend; ch++) {
+                int d = ch->d + dev, nmax, cap;
                 double *best;
                 if (d > D)
                     break; /* the children ascend */
-                /* d >= 1 (dev >= 1): the bit's word and place unsigned */
-                if (!(lb[(unsigned)d / 64] >> ((unsigned)d % 64) & 1))
-                    continue;
-                cst = cst0 + (size_t)ch[k];
-                best = dp->rb + (size_t)d * (size_t)NS;
+                /* 0 at a state not live (dp_stage_caps): offered nothing,
+                 * as a live state whose cap cuts every entry; such a
+                 * state's frontier is empty whether stamped or not */
                 nmax = caps[d];
-                if (dp->stamp[d] != gen) {
-                    dp->stamp[d] = gen;
+                cap = top_n < nmax - 1 ? top_n : nmax - 1;
+                if (ch->n0 > cap)
+                    continue;
+                best = rb + (size_t)d * (size_t)NS;
+                if (stamp[d] != gen) {
+                    stamp[d] = gen;
                     for (int n = 1; n <= nmax; n++)
                         best[n] = INFINITY;
                 }
-                cap = top_n < nmax - 1 ? top_n : nmax - 1;
-                cbase = (size_t)dp->foff[cst]; /* a child in nz: front_cnt > 0 */
-                dp_offer_entries(dp->front + cbase, dp->val + cbase, dp->front_cnt[cst], it,
-                                 op->item_off, cap, best, dp->rba + (size_t)d * (size_t)NS);
+                dp_offer_child(front + ch->base, val + ch->base, ch->cnt, ch->n0, ch->consec, it,
+                               it0, c0, item_off, cap, best, rba + (size_t)d * (size_t)NS);
             }
         }
         for (int li = dp->live_off[i]; li < dp->live_off[i + 1]; li++) {
-            int d = dp->live[li];
-            if (dp->stamp[d] != gen)
-                dp->front_cnt[(size_t)i * (size_t)(D + 1) + (size_t)d] = 0;
-            else if (dp_frontier(dp, i, d, caps[d], dp->rb + (size_t)d * (size_t)NS,
-                                 dp->rba + (size_t)d * (size_t)NS))
-                dp->nz[dp->live_off[i] + cnt++] = d;
+            int d = dp->live[li], fc;
+            size_t st = (size_t)i * (size_t)(D + 1) + (size_t)d;
+            if (stamp[d] != gen) {
+                dp->front_cnt[st] = 0;
+            } else if ((fc = dp_frontier(dp, i, d, caps[d], rb + (size_t)d * (size_t)NS,
+                                         rba + (size_t)d * (size_t)NS)) > 0) {
+                int32_t base = dp->foff[st];
+                int n0 = front[base], consec = front[base + fc - 1] - n0 == fc - 1;
+                nz[dp->live_off[i] + cnt++] = (DpChild){d, base, (int16_t)fc, (int16_t)n0, consec};
+            }
         }
         dp->nz_cnt[i] = cnt;
     }

@@ -160,13 +160,57 @@ static void fewest_stages(const Dp *dp, int k[MAXL + 1][MAXD + 1])
                 k[i][d] = most + 1;
 }
 
+/* What dp_run_live reads of a row besides the frontiers: each row's
+ * headers of its states with a non-empty frontier (dp->nz: d ascending,
+ * every such live state once, with its frontier's place, size, first
+ * count and whether its counts run without a gap), and a zero cap at every
+ * state not live (the offers' only test of liveness). Returns the
+ * mismatches. */
+static long headers_wrong(const Dp *dp)
+{
+    long wrong = 0;
+    for (int i = 0; i <= dp->L; i++) {
+        /* row L: the end state (0 devices) alone */
+        int k = 0, first = i < dp->L ? dp->live_off[i] : 0,
+            end = i < dp->L ? dp->live_off[i + 1] : 1;
+        for (int li = first; li < end; li++) {
+            int d = i < dp->L ? dp->live[li] : 0;
+            size_t st = (size_t)i * (size_t)(dp->D + 1) + (size_t)d;
+            int cnt = dp->front_cnt[st];
+            if (cnt == 0)
+                continue;
+            if (k >= dp->nz_cnt[i]) {
+                wrong++;
+                break;
+            }
+            {
+                const DpChild *h = &dp->nz[dp->live_off[i] + k++];
+                int32_t base = dp->foff[st];
+                int n0 = dp->front[base];
+                wrong += h->d != d || h->base != base || h->cnt != cnt || h->n0 != n0 ||
+                         h->consec != (dp->front[base + cnt - 1] - n0 == cnt - 1);
+            }
+        }
+        wrong += k != dp->nz_cnt[i];
+        if (i == dp->L)
+            continue;
+        for (int d = 0; d <= dp->D; d++) {
+            int live = 0;
+            for (int li = dp->live_off[i]; li < dp->live_off[i + 1]; li++)
+                live |= dp->live[li] == d;
+            wrong += !live && dp->ncap[(size_t)i * (size_t)(dp->D + 1) + (size_t)d] != 0;
+        }
+    }
+    return wrong;
+}
+
 static void test_rows_against_plain(void)
 {
     uint64_t rng = 0xD9A0ull;
     static Ref ref;
     static int fewest[MAXL + 1][MAXD + 1];
     static double costs[MAXL * MAXL * 7 * 3];
-    long states = 0, kept = 0, mismatches = 0, exact = 0;
+    long states = 0, kept = 0, mismatches = 0, exact = 0, headers = 0, gaps = 0;
     for (int t = 0; t < 400; t++) {
         Dp dp;
         int n_costs;
@@ -182,6 +226,10 @@ static void test_rows_against_plain(void)
                                                       : INFINITY;
             apsolve_dp_rows(&dp, th);
             ref_run(&dp, th, &ref);
+            headers += headers_wrong(&dp);
+            for (int i = 0; i < dp.L; i++)
+                for (int k = 0; k < dp.nz_cnt[i]; k++)
+                    gaps += !dp.nz[dp.live_off[i] + k].consec;
             for (int i = 0; i < dp.L; i++)
                 for (int li = dp.live_off[i]; li < dp.live_off[i + 1]; li++) {
                     int d = dp.live[li], e = 0, same = 1;
@@ -206,6 +254,8 @@ static void test_rows_against_plain(void)
         apsolve_dp_free(&dp);
     }
     CU_ASSERT(mismatches == 0);
+    CU_ASSERT(headers == 0);
+    CU_ASSERT(gaps > 20); /* frontiers with a gap in their counts too */
     CU_ASSERT(exact > 50);
     CU_ASSERT(kept > states / 4);
 }
