@@ -82,6 +82,7 @@ static int compare_step(unsigned *seed, int kx, int ky, int kz, int orient, int 
     int bad = 0;
     for (int i = 0; i < ky * kz; i++)
         bad += memcmp(&a[i], &b[i], sizeof a[i]) != 0;
+    free(w.scratch); /* the steps' buffer (ilp_elim.c frees its own) */
     return bad;
 }
 
@@ -139,6 +140,7 @@ static void test_signed_zero_tie(void)
     CU_ASSERT_FATAL(ilp_deg2_run(&w, &pl) == 0);
     CU_ASSERT(out[0] == 0.0 && !signbit(out[0]));
     CU_ASSERT(out[1] == 0.0 && !signbit(out[1]));
+    free(w.scratch);
 }
 
 /* The twin-pair step x (kx) and its twin y (ky) lone (no edges to a or
@@ -189,6 +191,7 @@ static int compare_pair(unsigned *seed, int kx, int ky, int ka, int kc, int orie
     int bad = 0;
     for (int i = 0; i < ka * kc; i++)
         bad += memcmp(&a[i], &b[i], sizeof a[i]) != 0;
+    free(w.scratch); /* the steps' buffer (ilp_elim.c frees its own) */
     return bad;
 }
 
