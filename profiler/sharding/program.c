@@ -326,13 +326,15 @@ static int push_op_kernels(ProgBuild *b, int o, const ShardStrat *s, size_t *bw0
         size_t k0 = p->n_kernels[ph], r0 = p->n_kernels[1];
         if (ph == 1)
             *bw0 = p->n_kernels[1];
-        for (int i = at; i < at + ke->n[ph] && !rc && !(ph == 0 && b->held); i++)
-            rc = shard_push_kernel(p, ph, &b->kcap[ph], b->kdig, &ke->k[i], ke->dig[i], so->op);
+        if (!(ph == 0 && b->held))
+            rc = shard_push_kernels(p, ph, &b->kcap[ph], b->kdig, &ke->k[at], &ke->dig[at],
+                                    ke->n[ph], so->op);
         if (fp8 && !rc) /* FP8 GEMMs and their casts (program_fp8.c) */
             rc = shard_fp8_op(st, b->ti, p, ph, k0, so->op, ph == 0, &b->kcap[ph], b->kdig);
         /* the recomputed forward runs inside the backward module */
-        for (int i = at; ph == 0 && b->recomp[o] && i < at + ke->n[ph] && !rc; i++)
-            rc = shard_push_kernel(p, 1, &b->kcap[1], b->kdig, &ke->k[i], ke->dig[i], so->op);
+        if (ph == 0 && b->recomp[o] && !rc)
+            rc = shard_push_kernels(p, 1, &b->kcap[1], b->kdig, &ke->k[at], &ke->dig[at],
+                                    ke->n[ph], so->op);
         if (fp8 && ph == 0 && b->recomp[o] && !rc)
             rc = shard_fp8_op(st, b->ti, p, 1, r0, so->op, 1, &b->kcap[1], b->kdig);
     }

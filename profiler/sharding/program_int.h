@@ -260,6 +260,10 @@ void shard_derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStageP
 /* Appends kernel k of op to phase ph with digest d (program_push.c). */
 int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
                       const ApprofKernel *k, ApprofHash128 d, int op);
+/* Appends kernels k[0..n) of op with digests d[0..n) to phase ph, as n
+ * calls of shard_push_kernel would, with room made once (program_push.c). */
+int shard_push_kernels(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
+                       const ApprofKernel *k, const ApprofHash128 *d, int n, int op);
 
 /* FP8 training as Transformer Engine runs it (program_fp8.c, docs/fp8.md).
  * The weight slot of graph op o when its GEMMs run in FP8 (the spec's fp8

@@ -32,6 +32,32 @@ int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 
     return 0;
 }
 
+int shard_push_kernels(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
+                       const ApprofKernel *k, const ApprofHash128 *d, int n, int op)
+{
+    size_t at = p->n_kernels[ph], ck = *cap, cd = *cap;
+    if (n <= 0)
+        return 0;
+    if (at + (size_t)n > *cap) {
+        if (UTIL_GROW(p->kernels[ph], ck, at + (size_t)n) < 0 ||
+            UTIL_GROW(dig[ph], cd, at + (size_t)n) < 0)
+            return APPROF_ENOMEM;
+        *cap = ck < cd ? ck : cd;
+    }
+    /* one or two kernels a call mostly: assigned, which costs less than
+     * a call of memcpy for each array (callgrind) */
+    ApprofKernel *to = &p->kernels[ph][at];
+    ApprofHash128 *dto = &dig[ph][at];
+    for (int i = 0; i < n; i++) {
+        dto[i] = d[i];
+        to[i] = k[i];
+        to[i].op = op;
+        to[i].async_group = to[i].async_wgrad = 0;
+    }
+    p->n_kernels[ph] = at + (size_t)n;
+    return 0;
+}
+
 ApprofHash128 shard_kernel_digest(const ApprofKernel *k)
 {
     ApprofHash128 h;
