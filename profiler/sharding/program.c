@@ -420,8 +420,11 @@ static int reshard_input(ProgBuild *b, int o, int i, ShardLayout lc, const int p
     ShardLayout lp = shard_operand_layout(&pp->s[st->choice[t->producer - st->op_begin]],
                                           pp->sp->out_map[j], t->ndim);
     ApprofCollective f[2], bc[4];
-    int nf, nb;
-    shard_reshard(&st->mesh, t, lp, lc, partial, regather, f, &nf, bc, &nb);
+    int nf = 0, nb = 0;
+    /* most reshards move nothing: not called then */
+    if (!shard_reshard_axis_idle(&st->mesh, lp, lc, partial, 0) ||
+        !shard_reshard_axis_idle(&st->mesh, lp, lc, partial, 1))
+        shard_reshard(&st->mesh, t, lp, lc, partial, regather, f, &nf, bc, &nb);
     for (int q = 0; q < nf && !rc; q++)
         rc = shard_push_coll(p, 0, &b->ccap[0], &f[q]);
     /* a re-gather runs under the group's input-gradient GEMMs, the

@@ -105,13 +105,13 @@ int shard_reshard(const ShardMesh *m, const ApprofTensor *t, ShardLayout lp, Sha
 {
     *nf = *nb = 0;
     for (int x = 0; x < 2; x++) {
-        int p = lp.d[x], c = lc.d[x];
         /* the same split on x and no partial sum: nothing moves over x
          * (none of the cases below), so the group's bytes are not worked
          * out: most of a build's reshards (docs/performance.md, "The
          * memory levels' builds: where the full space's extra goes") */
-        if (m->n[x] <= 1 || (p == c && !partial[x]))
+        if (shard_reshard_axis_idle(m, lp, lc, partial, x))
             continue;
+        int p = lp.d[x], c = lc.d[x];
         double gb = group_bytes(t, lc, x, m);
         /* forward, repeated in the backward when the consumer reads the
          * gathered copy there but only the shard is kept */

@@ -53,6 +53,14 @@ double shard_coll_seconds(const ApprofHardwareSpec *hw, const ApprofCollective *
 int shard_reshard(const ShardMesh *m, const ApprofTensor *t, ShardLayout lp, ShardLayout lc,
                   const int partial[2], int regather, ApprofCollective *fwd, int *nf,
                   ApprofCollective *bwd, int *nb);
+/* 1 when shard_reshard moves nothing over axis x: the axis has one rank,
+ * or both layouts split the same dimension on it (or none) and the
+ * gradient is no partial sum over it. */
+static inline int shard_reshard_axis_idle(const ShardMesh *m, ShardLayout lp, ShardLayout lc,
+                                          const int partial[2], int x)
+{
+    return m->n[x] <= 1 || (lp.d[x] == lc.d[x] && !partial[x]);
+}
 /* Megatron-LM's asynchronous backward collectives of a linear layer (the
  * spec's tp_async_grad; schemas/hardware-spec.md). The input slot of
  * operator o's weight when o is a linear layer (a MATMUL with a parameter
