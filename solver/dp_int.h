@@ -143,7 +143,9 @@ struct ApsolveDpShared {
      * with the same options (bytes) and mem_n reads it as is (the auto
      * search's 1F1B first DPs, then its cut and whole searches after the
      * chunked ones, which use the slot above; docs/performance.md,
-     * "apsolve's auto search by phase"). */
+     * "apsolve's auto search by phase"). Compared as bytes so that a field
+     * added to ApsolveOptions is compared too; options equal but for
+     * their padding only build it again. */
     DpPrep plain;
     ApsolveOptions plain_opt;
     int plain_n, plain_ok;
