@@ -539,6 +539,7 @@ struct ApsolveCpAuto {
     int each;                         /* check and price every entry alone (the tests'
                                        * reference) */
     ApsolveCpTransients *tr;          /* the transients' cut (NULL: none) */
+    int tr_loaded;                    /* tr read (as_restored: at the first table) */
 };
 
 /* apsolve_cp_auto_open, its layers' facts read from p as restored
@@ -558,8 +559,8 @@ static int auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem *p, 
         return APSOLVE_ENOMEM;
     }
     *a = (ApsolveCpAuto){p, micro, family, nfamily, heads, kv_heads,
-                         apsolve_cp_fast_gpus(db, sweep, p->cluster_gpus), a->cache, 0, NULL};
-    int rc = apsolve_cp_transients_read(db, sweep, p, &a->tr, why, len);
+                         apsolve_cp_fast_gpus(db, sweep, p->cluster_gpus), a->cache, 0, NULL, 0};
+    int rc = as_restored ? APSOLVE_OK : apsolve_cp_auto_transients_load(a, db, sweep, why, len);
     if (rc != APSOLVE_OK) {
         apsolve_cp_auto_close(&a);
         return rc;
@@ -599,6 +600,22 @@ int apsolve_cp_auto_open_as_restored(struct Costdb *db, int64_t sweep, const Aps
 {
     return auto_open(db, sweep, p, 1, micro, family, nfamily, heads, kv_heads, out, seq,
                      attention, why, len);
+}
+
+int apsolve_cp_auto_transients_load(ApsolveCpAuto *a, struct Costdb *db, int64_t sweep,
+                                    char *why, size_t len)
+{
+    /* they read p's configs and dimensions only, which restoring p in
+     * place leaves as they were */
+    int rc = a->tr_loaded ? APSOLVE_OK : apsolve_cp_transients_read(db, sweep, a->p, &a->tr, why,
+                                                                    len);
+    a->tr_loaded = rc == APSOLVE_OK;
+    return rc;
+}
+
+int apsolve_cp_auto_transients_loaded(const ApsolveCpAuto *a)
+{
+    return a->tr_loaded;
 }
 
 void apsolve_cp_auto_price_each(ApsolveCpAuto *a)
@@ -642,6 +659,10 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
     *out = NULL;
     if (view)
         memset(view, 0, sizeof *view);
+    if (!a->tr_loaded) { /* apsolve_cp_auto_transients_load first */
+        free(none);
+        return APSOLVE_EINVAL;
+    }
     if (!none)
         return APSOLVE_ENOMEM;
     for (size_t x = 0; x < pairs; x++)

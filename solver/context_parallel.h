@@ -213,11 +213,25 @@ int apsolve_cp_auto_open(struct Costdb *db, int64_t sweep, const ApsolveProblem 
  * facts are the only figures open reads): p may be restored in place
  * after it, and must be before the first table (the auto search's cp
  * step restores it only for a candidate whose table it makes). On a p
- * restored already, apsolve_cp_auto_open's handle. */
+ * restored already, apsolve_cp_auto_open's handle. It leaves the
+ * transients' cut (apsolve_cp_transients_read) unread: a step whose every
+ * candidate is left out before its table reads none of them
+ * (docs/performance.md, "apsolve's auto search by phase: the cp step's
+ * transients read only for a table"); apsolve_cp_auto_transients_load
+ * reads them, once, before the first apsolve_cp_auto_table, which refuses
+ * (APSOLVE_EINVAL) a handle without them. */
 int apsolve_cp_auto_open_as_restored(struct Costdb *db, int64_t sweep, const ApsolveProblem *p,
                                      int64_t micro, const int64_t *family, size_t nfamily,
                                      int heads, int kv_heads, ApsolveCpAuto **out, int64_t *seq,
                                      int *attention, char *why, size_t len);
+/* The handle's transients' cut read from sweep of db (a no-op once read;
+ * apsolve_cp_auto_open reads it): 0, APSOLVE_ENOMEM, APSOLVE_EDB with
+ * why, as apsolve_cp_transients_read. They read p's configs only, so p
+ * may be restored in place or not. */
+int apsolve_cp_auto_transients_load(ApsolveCpAuto *a, struct Costdb *db, int64_t sweep,
+                                    char *why, size_t len);
+/* 1 when the handle's transients' cut is read, else 0. */
+int apsolve_cp_auto_transients_loaded(const ApsolveCpAuto *a);
 int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProblem **out,
                           struct ApsolveSubset *view);
 void apsolve_cp_auto_close(ApsolveCpAuto **a);

@@ -488,7 +488,19 @@ int apsolve_dp_solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
     double top;
     int rc;
 
-    if (!run || sh->prep_id != run || sh->prep_n != mem_n) {
+    if (!run && !fam) { /* dp_int.h, ApsolveDpShared.plain */
+        prep = &sh->plain;
+        if (!sh->plain_ok || sh->plain_n != mem_n ||
+            memcmp(&sh->plain_opt, opt, sizeof *opt) != 0) {
+            sh->plain_ok = 0;
+            if ((rc = apsolve_dp_prep_build(prep, sh, NULL, p, opt, mem_n)) != APSOLVE_OK)
+                return rc;
+            memcpy(&sh->plain_opt, opt, sizeof *opt);
+            sh->plain_n = mem_n;
+            sh->plain_ok = 1;
+            sh->plain_builds++;
+        }
+    } else if (!run || sh->prep_id != run || sh->prep_n != mem_n) {
         sh->prep_id = 0; /* no one's while it is built */
         if ((rc = apsolve_dp_prep_build(prep, sh, fam, p, opt, mem_n)) != APSOLVE_OK)
             return rc;

@@ -137,6 +137,19 @@ struct ApsolveDpShared {
      * table are the same, so a later search of that count reads it as is. */
     unsigned long prep_id;
     int prep_n;
+    /* The prep of a search by no count family (1F1B, GPipe: fam NULL, run
+     * 0), kept apart from the counts' slot: a function of the table, p,
+     * the options and mem_n alone, so a later such search on this table
+     * with the same options (bytes) and mem_n reads it as is (the auto
+     * search's 1F1B first DPs, then its cut and whole searches after the
+     * chunked ones, which use the slot above; docs/performance.md,
+     * "apsolve's auto search by phase"). Compared as bytes so that a field
+     * added to ApsolveOptions is compared too; options equal but for
+     * their padding only build it again. */
+    DpPrep plain;
+    ApsolveOptions plain_opt;
+    int plain_n, plain_ok;
+    long plain_builds;                /* how many times it was built (a test reads it) */
     int whole_only;                   /* only ranges of whole chunks under the options
                                        * it is built with (apsolve_solve_below's own) */
 };

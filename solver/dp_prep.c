@@ -97,6 +97,7 @@ ApsolveDpShared *apsolve_dp_shared_new(void)
 static void shared_clear(ApsolveDpShared *sh)
 {
     apsolve_dp_prep_free(&sh->prep);
+    apsolve_dp_prep_free(&sh->plain);
     free(sh->opts);
     free(sh->opt_off);
     free(sh->items);

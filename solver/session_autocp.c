@@ -648,6 +648,20 @@ static int auto_cp_search(ApsolveRun *r, ApsolveAutoBest **out)
                 fail = 1;
                 continue;
             }
+            /* the transients' cut, read for the first table made (open
+             * leaves it unread); one that cannot be read: no cp
+             * candidates, as when open cannot read the layers' facts */
+            rc = apsolve_cp_auto_transients_load(cpa, r->db, base.sweep, why, sizeof why);
+            if (rc == APSOLVE_ENOMEM) {
+                apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
+                fail = 1;
+                continue;
+            }
+            if (rc) {
+                no_cp = 1;
+                with_cp = 0;
+                continue;
+            }
             if (pass == 0) {
                 apsolve_cp_spec_add(spec, i, &c, cp, comms[i], (int)count, m / cp);
                 continue;

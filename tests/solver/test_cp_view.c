@@ -27,6 +27,10 @@
  * leaves the 1-GPU submesh out). apsolve_cp_auto_kept names each cp
  * subset's submeshes (those with a pair kept; every one where none is).
  *
+ * The auto search's handle reads the transients' cut only when asked
+ * (apsolve_cp_auto_transients_load, before its first table), and its
+ * tables are then apsolve_cp_auto_open's bit for bit.
+ *
  * Usage: test_cp_view DB MICRO (sweep 1 of DB, made by cp_view.sh; MICRO its
  * micro-batch size).
  */
@@ -213,6 +217,43 @@ static void check_ep(Costdb *db, const ApsolveProblem *p, const ApsolveOptions *
 /* The same bits in field f of entry a of p and entry b of q. */
 #define SAME_AT(f, p, a, q, b) (!memcmp(&(p)->f[a], &(q)->f[b], sizeof (p)->f[a]))
 
+/* The auto search's handle (apsolve_cp_auto_open_as_restored) leaves the
+ * transients' cut unread, refuses a table until it is loaded, and then
+ * makes cpa's tables (apsolve_cp_auto_open's) bit for bit. */
+static void check_transients_deferred(Costdb *db, const ApsolveProblem *p,
+                                      const ApsolveCpAuto *cpa, int64_t micro, const int *cps,
+                                      const int *comms, int ncp, int heads, int kv_heads)
+{
+    ApsolveCpAuto *lazy = NULL;
+    ApsolveProblem *q = NULL;
+    int64_t seq = 0;
+    int attention = 0;
+    char why[400];
+    CHECK(cpa && apsolve_cp_auto_transients_loaded(cpa), "open: the transients not loaded");
+    CHECK(apsolve_cp_auto_open_as_restored(db, 1, p, micro, &micro, 1, heads, kv_heads, &lazy,
+                                           &seq, &attention, why, sizeof why) == 0 && lazy,
+          "open as restored: %s", why);
+    if (!lazy || !cpa)
+        return;
+    CHECK(!apsolve_cp_auto_transients_loaded(lazy), "open as restored read the transients");
+    CHECK(apsolve_cp_auto_table(lazy, cps[0], comms[0], &q, NULL) == APSOLVE_EINVAL && !q,
+          "a table made without the transients");
+    CHECK(apsolve_cp_auto_transients_load(lazy, db, 1, why, sizeof why) == 0 &&
+              apsolve_cp_auto_transients_load(lazy, db, 1, why, sizeof why) == 0 &&
+              apsolve_cp_auto_transients_loaded(lazy),
+          "load: %s", why);
+    for (int k = 0; k < ncp && !failures; k++) {
+        ApsolveProblem *w = NULL;
+        CHECK(apsolve_cp_auto_table(lazy, cps[k], comms[k], &q, NULL) == 0 &&
+                  apsolve_cp_auto_table(cpa, cps[k], comms[k], &w, NULL) == 0 && q && w &&
+                  oracle_same_problem(q, w),
+              "cp=%d comm %d: the deferred transients' table differs", cps[k], comms[k]);
+        apsolve_problem_free(&q);
+        apsolve_problem_free(&w);
+    }
+    apsolve_cp_auto_close(&lazy);
+}
+
 /* The cp candidates one at a time against the batch and the whole tables
  * (see the head of the file), on p with its unfit entries restored. */
 static void check_one_at_a_time(Costdb *db, ApsolveProblem *p, int64_t micro, const int *cps,
@@ -234,6 +275,7 @@ static void check_one_at_a_time(Costdb *db, ApsolveProblem *p, int64_t micro, co
                                &attention2, why, sizeof why) == 0, "open: %s", why);
     CHECK(seq == seq2 && attention == attention2, "open: sequence %lld/%lld, attention %d/%d",
           (long long)seq, (long long)seq2, attention, attention2);
+    check_transients_deferred(db, p, cpa, micro, cps, comms, ncp, heads, kv_heads);
     for (int k = ncp - 1; k >= 0 && cpa && !failures; k--) {
         ApsolveProblem *q = NULL, *w = NULL;
         ApsolveSubset v;

@@ -18,7 +18,10 @@
  *   against the bar (apsolve_auto_better) as apsolve_solve_keep_headroom,
  *   and the same plan and counts whenever it says its plan is exact;
  * - the plain search's 1F1B bar (session_search.c, apsolve_plain_bar):
- *   above it, the 1F1B plan's T is above the chunked plan's estimate.
+ *   above it, the 1F1B plan's T is above the chunked plan's estimate;
+ * - the 1F1B searches of one kept table with the same options, an
+ *   interleaved search between them (plain_search's order), build their
+ *   prep once (ApsolveDpShared.plain) and give their own tables' plans.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -27,6 +30,7 @@
 #include <CUnit/Basic.h>
 
 #include "cunit_run.h"
+#include "dp_int.h"
 #include "oracle.h"
 #include "session_int.h"
 #include "solver_int.h"
@@ -187,6 +191,62 @@ static void test_kept(void)
     CU_ASSERT(shared > 30);
 }
 
+/* plain_search's order on one kept table (see the head of the file): the
+ * 1F1B first DPs, an interleaved search by counts (the counts' prep
+ * slot), then the 1F1B cut and whole searches under the same options. */
+static void test_plain_prep_kept(void)
+{
+    uint64_t rng = 0x9EE9ull;
+    int wrong = 0, runs = 0, between = 0;
+    for (int t = 0; t < 80; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveDpShared *sh = apsolve_dp_shared_new();
+        ApsolveOptions o, io;
+        ApsolvePlan *whole = NULL, *pl = NULL, *own = NULL;
+        int rw, rc, ro;
+        CU_ASSERT_FATAL(sh != NULL);
+        random_options(&rng, t % 4 == 3 ? t - 1 : t, &o); /* 1F1B */
+        o.search_headroom = o.headroom_percent > 0;
+        rw = apsolve_solve(p, &o, &whole);
+        rc = apsolve_solve_below_kept(p, &o, sh, -INFINITY, 0, &pl);
+        ro = apsolve_solve_below(p, &o, -INFINITY, 0, &own);
+        CU_ASSERT(rc == ro);
+        wrong += rc == APSOLVE_OK && ro == APSOLVE_OK && !same_plan(pl, own);
+        apsolve_plan_free(&pl);
+        apsolve_plan_free(&own);
+        io = o;
+        io.schedule = APSOLVE_SCHEDULE_INTERLEAVED;
+        io.virtual_stages = 2;
+        io.micro_batches = 2 * o.micro_batches;
+        rc = apsolve_solve_shared(p, &io, sh, &pl);
+        between += sh->prep_id != 0 || rc == APSOLVE_OK;
+        apsolve_plan_free(&pl);
+        if (rw == APSOLVE_OK) {
+            double bar = whole->total_cost * 1.1;
+            rc = apsolve_solve_below_kept(p, &o, sh, bar, 1, &pl);
+            ro = apsolve_solve_below(p, &o, bar, 1, &own);
+            CU_ASSERT(rc == ro);
+            wrong += rc == APSOLVE_OK && ro == APSOLVE_OK && !same_plan(pl, own);
+            apsolve_plan_free(&pl);
+            apsolve_plan_free(&own);
+        }
+        rc = apsolve_solve_shared(p, &o, sh, &pl);
+        CU_ASSERT(rc == rw);
+        wrong += rc == APSOLVE_OK && rw == APSOLVE_OK && !same_plan(pl, whole);
+        /* one build for the three 1F1B searches (none where the table
+         * has no item to prep from: then no search gets that far) */
+        wrong += sh->plain_builds > 1;
+        runs += sh->plain_builds == 1;
+        apsolve_plan_free(&pl);
+        apsolve_plan_free(&whole);
+        apsolve_dp_shared_free(sh);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT(runs > 40);
+    CU_ASSERT(between > 20);
+}
+
 static void test_to_beat(void)
 {
     uint64_t rng = 0x70BEA7ull;
@@ -295,6 +355,8 @@ int main(void)
         {"the cut searches in one kept table: their own tables' plans", test_kept},
         {"to beat a plan: keep_headroom's error, headroom and verdict", test_to_beat},
         {"the plain search's 1F1B bar: above it, T is above C", test_plain_bar},
+        {"the 1F1B searches of one kept table: one prep, their own plans",
+         test_plain_prep_kept},
     };
     return CUNIT_RUN("solver_solve_below", tests);
 }
