@@ -257,11 +257,12 @@ int shard_finish_program(const ShardStage *st, const TInfo *ti, ApprofStageProgr
 void shard_derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStageProgram *p,
                        ApprofHash128 *const kdig[2], const ZeroTail *tl, int z);
 
-/* Appends kernel k of op to phase ph with digest d (program_push.c). */
+/* Appends kernel k of op to phase ph with digest d (program_push.c; a
+ * run of one of shard_push_kernels). */
 int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
                       const ApprofKernel *k, ApprofHash128 d, int op);
-/* Appends kernels k[0..n) of op with digests d[0..n) to phase ph, as n
- * calls of shard_push_kernel would, with room made once (program_push.c). */
+/* Appends kernels k[0..n) of op with digests d[0..n) to phase ph, room
+ * made once (program_push.c). */
 int shard_push_kernels(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
                        const ApprofKernel *k, const ApprofHash128 *d, int n, int op);
 

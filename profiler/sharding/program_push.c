@@ -12,30 +12,17 @@
 #include "sharding/program_int.h"
 
 /* Appends kernel k of op to phase ph, and its digest to dig[ph] (the
- * signature's, same length). */
+ * signature's, same length): a run of one. */
 int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
                       const ApprofKernel *k, ApprofHash128 d, int op)
 {
-    size_t ck = *cap, cd = *cap; /* the two arrays share one capacity */
-    /* util_grow does nothing where there is room: not called then */
-    if (p->n_kernels[ph] >= *cap) {
-        if (UTIL_GROW(p->kernels[ph], ck, p->n_kernels[ph] + 1) < 0 ||
-            UTIL_GROW(dig[ph], cd, p->n_kernels[ph] + 1) < 0)
-            return APPROF_ENOMEM;
-        *cap = ck < cd ? ck : cd;
-    }
-    dig[ph][p->n_kernels[ph]] = d;
-    ApprofKernel *to = &p->kernels[ph][p->n_kernels[ph]++];
-    *to = *k;
-    to->op = op;
-    to->async_group = to->async_wgrad = 0;
-    return 0;
+    return shard_push_kernels(p, ph, cap, dig, k, &d, 1, op);
 }
 
 int shard_push_kernels(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
                        const ApprofKernel *k, const ApprofHash128 *d, int n, int op)
 {
-    size_t at = p->n_kernels[ph], ck = *cap, cd = *cap;
+    size_t at = p->n_kernels[ph], ck = *cap, cd = *cap; /* one capacity for both arrays */
     if (n <= 0)
         return 0;
     if (at + (size_t)n > *cap) {
