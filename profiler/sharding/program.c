@@ -706,7 +706,9 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
      * and ti no longer changes: summed once here (shard_op_param_bytes) */
     ShardStage sp = *st;
     double *op_param = NULL;
-    if (!rc && st->n_ops > 0 && (op_param = malloc((size_t)st->n_ops * sizeof *op_param))) {
+    /* then the ops with parameters (shard_param_ops_index), in one block */
+    if (!rc && st->n_ops > 0 &&
+        (op_param = malloc((size_t)st->n_ops * (sizeof *op_param + sizeof(int))))) {
         if (b.op_param)
             memcpy(op_param, b.op_param, (size_t)st->n_ops * sizeof *op_param);
         else
@@ -717,6 +719,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             memcpy(b.facts->op_param, op_param, (size_t)st->n_ops * sizeof *op_param);
         sp.op_param = op_param;
         sp.param_ti = b.ti;
+        shard_param_ops_index(&sp, (int *)(op_param + st->n_ops));
         st = &sp;
     }
     if (!rc) {

@@ -124,10 +124,21 @@ int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProg
     ApprofHash128 seen_d[ACCUM_SEEN];
     double seen_e[ACCUM_SEEN];
     int n_seen = 0, next = 0;
+    /* with the build's table, only its ops with parameters
+     * (shard_param_ops_index): any other's add has 0 elements, none */
+    const double *tab = shard_op_param_table(st, ti);
+    int n = tab ? st->n_param_ops : st->op_end - st->op_begin;
     if (!(share > 0.0))
         return 0;
-    for (int o = st->op_begin; o < st->op_end && !rc; o++) {
-        double elems = shard_op_param_bytes(st, ti, o) / gw * share;
+    /* room for an add per op made once (what the pushes below would
+     * grow to at most; one capacity for both arrays, as
+     * shard_push_kernels keeps it) */
+    if (n > 0 && (rc = shard_reserve_kernels(p, 1, cap, dig, (size_t)n)))
+        return rc;
+    for (int j = 0; j < n && !rc; j++) {
+        int o = tab ? st->param_ops[j] : st->op_begin + j;
+        double elems = (tab ? tab[o - st->op_begin] : shard_op_param_bytes_of(st, ti, o)) / gw *
+                       share;
         if (!(elems >= 1.0))
             continue;
         if (fuse)
@@ -144,7 +155,7 @@ int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProg
             shard_grad_accum_kernel(st, elems, &seen_k[i]);
             seen_d[i] = shard_kernel_digest(&seen_k[i]);
         }
-        rc = shard_push_kernel(p, 1, cap, dig, &seen_k[i], seen_d[i], o);
+        rc = shard_push_kernels(p, 1, cap, dig, &seen_k[i], &seen_d[i], 1, o);
     }
     return rc;
 }

@@ -96,20 +96,25 @@ static ApprofHash128 kernel_list(const ApprofStageProgram *p, int ph, const Appr
     return h;
 }
 
-/* One collective into a digest. */
-static void coll_word(ApprofHash128 *h, const ApprofStageProgram *p, const ApprofCollective *c)
+/* One collective into a digest: the state is a local copy, kept in
+ * registers (through *h the compiler must store it after each word, as
+ * it may alias the collective) and inlined into its loops. */
+static inline void coll_word(ApprofHash128 *h, const ApprofStageProgram *p,
+                             const ApprofCollective *c)
 {
+    ApprofHash128 s = *h;
     int64_t w[5] = {c->kind, c->axes, c->group_size, c->crosses_hosts, 0};
     memcpy(&w[4], &c->bytes, sizeof(double));
-    approf_hash128_update(h, w, sizeof(w));
+    approf_hash128_update(&s, w, sizeof(w));
     if (c->async_group)
-        approf_hash128_word(h, (uint64_t)c->async_group * 2 + (uint64_t)c->async_wgrad);
+        approf_hash128_word(&s, (uint64_t)c->async_group * 2 + (uint64_t)c->async_wgrad);
     if (c->blocking)
-        approf_hash128_word(h, 0xb10cb10cull);
+        approf_hash128_word(&s, 0xb10cb10cull);
     if (c->zero3_unit) { /* an overlapping ZeRO-3 schedule (program_zero.c) */
         int64_t z[3] = {c->zero3_unit, c->zero3_issue, c->op - p->op_begin};
-        approf_hash128_update(h, z, sizeof(z));
+        approf_hash128_update(&s, z, sizeof(z));
     }
+    *h = s;
 }
 
 /* What the signature hashes of phase ph's collectives: each one, then

@@ -55,6 +55,17 @@ int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofColl
 double shard_op_param_bytes(const ShardStage *st, const TInfo *ti, int o);
 /* The same, summed from the graph (what ShardStage.op_param holds). */
 double shard_op_param_bytes_of(const ShardStage *st, const TInfo *ti, int o);
+/* The build's table of them for these facts (ShardStage.op_param, also
+ * its param_ops and param_total), or NULL: each op's is computed. */
+static inline const double *shard_op_param_table(const ShardStage *st, const TInfo *ti)
+{
+    return st->op_param && st->param_ti == (const void *)ti ? st->op_param : NULL;
+}
+/* Fills st->param_ops (into ops, room for st->n_ops), n_param_ops and
+ * param_total from st->op_param: what the ends of a build's programs
+ * (ZeRO's shards and modules, the accumulation adds) would otherwise read
+ * from every op of the stage at each program (program_zero.c). */
+void shard_param_ops_index(ShardStage *st, int *ops);
 
 /* Bytes per device of the placed tensors, by role and what the backward
  * reads (shard_place_tensors), and the saved activations (program.c). */
@@ -261,6 +272,10 @@ void shard_derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStageP
  * run of one of shard_push_kernels). */
 int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
                       const ApprofKernel *k, ApprofHash128 d, int op);
+/* Room for n more kernels in phase ph and their digests (one capacity
+ * *cap for both arrays); 0 or APPROF_ENOMEM (program_push.c). */
+int shard_reserve_kernels(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
+                          size_t n);
 /* Appends kernels k[0..n) of op with digests d[0..n) to phase ph, room
  * made once (program_push.c). */
 int shard_push_kernels(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,

@@ -19,18 +19,26 @@ int shard_push_kernel(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 
     return shard_push_kernels(p, ph, cap, dig, k, &d, 1, op);
 }
 
-int shard_push_kernels(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
-                       const ApprofKernel *k, const ApprofHash128 *d, int n, int op)
+int shard_reserve_kernels(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
+                          size_t n)
 {
     size_t at = p->n_kernels[ph], ck = *cap, cd = *cap; /* one capacity for both arrays */
-    if (n <= 0)
-        return 0;
-    if (at + (size_t)n > *cap) {
-        if (UTIL_GROW(p->kernels[ph], ck, at + (size_t)n) < 0 ||
-            UTIL_GROW(dig[ph], cd, at + (size_t)n) < 0)
+    if (at + n > *cap) {
+        if (UTIL_GROW(p->kernels[ph], ck, at + n) < 0 || UTIL_GROW(dig[ph], cd, at + n) < 0)
             return APPROF_ENOMEM;
         *cap = ck < cd ? ck : cd;
     }
+    return 0;
+}
+
+int shard_push_kernels(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
+                       const ApprofKernel *k, const ApprofHash128 *d, int n, int op)
+{
+    size_t at = p->n_kernels[ph];
+    if (n <= 0)
+        return 0;
+    if (at + (size_t)n > *cap && shard_reserve_kernels(p, ph, cap, dig, (size_t)n))
+        return APPROF_ENOMEM;
     /* one or two kernels a call mostly: assigned, which costs less than
      * a call of memcpy for each array (callgrind) */
     ApprofKernel *to = &p->kernels[ph][at];

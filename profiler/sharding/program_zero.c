@@ -19,9 +19,28 @@
  * where it has one for these facts (ShardStage.op_param). */
 double shard_op_param_bytes(const ShardStage *st, const TInfo *ti, int o)
 {
-    if (st->op_param && st->param_ti == (const void *)ti)
-        return st->op_param[o - st->op_begin];
-    return shard_op_param_bytes_of(st, ti, o);
+    const double *tab = shard_op_param_table(st, ti);
+    return tab ? tab[o - st->op_begin] : shard_op_param_bytes_of(st, ti, o);
+}
+
+/* The ops without parameter bytes add nothing to any end's per-op loop
+ * but a test (an accumulation add of 0 elements, a module of none), and
+ * stage_param_bytes' sum is the same for every program of the build: both
+ * read from the table once here. The total is summed over every op in
+ * order, as stage_param_bytes sums it. */
+void shard_param_ops_index(ShardStage *st, int *ops)
+{
+    double total = 0.0;
+    int n = 0;
+    for (int o = st->op_begin; o < st->op_end; o++) {
+        double sum = st->op_param[o - st->op_begin];
+        total += sum;
+        if (sum > 0.0)
+            ops[n++] = o;
+    }
+    st->param_ops = ops;
+    st->n_param_ops = n;
+    st->param_total = total;
 }
 
 double shard_op_param_bytes_of(const ShardStage *st, const TInfo *ti, int o)
@@ -59,6 +78,8 @@ static double gathered_bytes(const ShardStage *st, const TInfo *ti, int o, doubl
 static double stage_param_bytes(const ShardStage *st, const TInfo *ti)
 {
     double total = 0.0;
+    if (shard_op_param_table(st, ti)) /* summed so once per build */
+        return st->param_total;
     for (int o = st->op_begin; o < st->op_end; o++)
         total += shard_op_param_bytes(st, ti, o);
     return total;
@@ -124,7 +145,7 @@ static int zero_modules_make(const ShardStage *st, const TInfo *ti, ZeroModules 
 {
     size_t n = st->n_ops > 0 ? (size_t)st->n_ops : 0;
     /* shard_op_param_bytes: the build's table where it has one */
-    const double *tab = st->op_param && st->param_ti == (const void *)ti ? st->op_param : NULL;
+    const double *tab = shard_op_param_table(st, ti);
     /* gathered_all with wire: the op's parameter bytes unless FP8
      * weights are gathered in FP8 */
     int fp8 = shard_fp8_zero3_gathers(st);
@@ -138,6 +159,17 @@ static int zero_modules_make(const ShardStage *st, const TInfo *ti, ZeroModules 
     zm->own = d;
     zm->gathered = d + n;
     zm->op = (int *)(d + 2 * n);
+    if (tab) { /* its ops with parameters and its total (shard_param_ops_index) */
+        zm->total = st->param_total;
+        for (int i = 0; i < st->n_param_ops; i++) {
+            int o = st->param_ops[i];
+            double sum = tab[o - st->op_begin];
+            zm->op[zm->n] = o;
+            zm->own[zm->n] = sum;
+            zm->gathered[zm->n++] = fp8 ? gathered_bytes(st, ti, o, 0.0, 1) : sum;
+        }
+        return 0;
+    }
     /* the total as stage_param_bytes sums it: every op, in order */
     for (int o = st->op_begin; o < st->op_end; o++) {
         double sum = tab ? tab[o - st->op_begin] : shard_op_param_bytes_of(st, ti, o);
@@ -222,9 +254,11 @@ static int push_regathers(const ShardStage *st, const TInfo *ti, ApprofStageProg
                           size_t *cap, const ApprofCollective *c, double S, const int *blk,
                           int n_blk)
 {
-    double total = stage_param_bytes(st, ti), esize = (double)approf_dtype_size(st->g->dtype);
+    double total, esize = (double)approf_dtype_size(st->g->dtype);
     int rc = 0;
-    if (st->variant.recompute != COSTDB_RECOMPUTE_FULL || !(total > 0.0))
+    if (st->variant.recompute != COSTDB_RECOMPUTE_FULL) /* no rerun forward: nothing to sum */
+        return 0;
+    if (!((total = stage_param_bytes(st, ti)) > 0.0))
         return 0;
     for (int b = 0; b < n_blk && !rc; b++) {
         int end = b + 1 < n_blk ? blk[b + 1] : st->op_end;

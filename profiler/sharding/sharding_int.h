@@ -54,6 +54,12 @@ typedef struct ShardStage {
      * (program.c); NULL: computed at each call */
     const double *op_param;
     const void *param_ti;
+    /* with op_param, read once (shard_param_ops_index, program_zero.c):
+     * the ops whose parameter bytes are > 0, in order, and the stage's
+     * parameter bytes summed over every op in order */
+    const int *param_ops;
+    int n_param_ops;
+    double param_total;
 } ShardStage;
 
 /* 1 when tensor t's only consumer inside the stage is op `consumer`, it is
