@@ -296,6 +296,16 @@ int apsolve_unfit_restore(ApsolveProblem *q, size_t idx);
  * it); u is q's unfit entry or, for a subset that holds none, its
  * source's. One entry of apsolve_unfit_settle (session_int.h). */
 void apsolve_unfit_settle_entry(ApsolveProblem *q, size_t idx, const ApsolveUnfit *u);
+/* The memory table (memory_table.c): an empty one of cells slots (NULL
+ * when out of memory), a deep copy, its release (NULL is fine), and the
+ * bytes it holds. */
+ApsolveMemoryTable *apsolve_memory_table_new(size_t cells);
+ApsolveMemoryTable *apsolve_memory_table_clone(const ApsolveMemoryTable *t, size_t cells);
+void apsolve_memory_table_free(ApsolveMemoryTable *t);
+size_t apsolve_memory_table_bytes(const ApsolveMemoryTable *t, size_t cells);
+/* Room in p's memory table for more figures: the next `more`
+ * apsolve_memory_put on p cannot fail. APSOLVE_OK or APSOLVE_ENOMEM. */
+int apsolve_memory_room(ApsolveProblem *p, size_t more);
 /* Model chunks per device of opt's schedule: v for interleaved and
  * interleaved ZB with v >= 2, 2 for ZBV, else 1. */
 static inline int apsolve_virtual(const ApsolveOptions *opt)
