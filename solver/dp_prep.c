@@ -501,8 +501,8 @@ static int item_fit(DpFamily *f, BudgetMemo *b, const ApsolveProblem *p,
         if (m->intermediate < 0) /* not a prefix: the bisection, always */
             f->fit[k] = FIT_NONE;
         else
-            f->fit[k] = apsolve_entry_fit_prefix(p, opt, idx, memo_budget(b, opt, m->avail),
-                                                 f->fv, f->nf);
+            f->fit[k] = apsolve_entry_fit_prefix(m, opt, memo_budget(b, opt, m->avail), f->fv,
+                                                 f->nf);
     }
     return f->fit[k];
 }
@@ -708,9 +708,9 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
             /* the entries whose memory figures item_mnss reads below
              * (those of items whose fit the family does not know yet), all
              * asked for before the first is read: each is a cache miss
-             * (an option's configs are scattered over its 3 KB of the
-             * table), and this way they overlap rather than queue one
-             * behind the other; reads nothing else */
+             * (an option's configs are scattered over the table), and this
+             * way they overlap rather than queue one behind the other;
+             * reads nothing else but each one's slot (apsolve_memory_at) */
             if (!unbounded && p->memory)
                 for (int k = so->item_off; k < so->item_off + so->item_n; k++)
                     if (!known || fam->fit[src ? src[k] : k] == -1)

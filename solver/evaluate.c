@@ -107,10 +107,9 @@ static int fits(const ApsolveOptions *opt, const ApsolveMemory *m, int64_t avail
                                      m->intermediate, f, budget);
 }
 
-int apsolve_entry_fit_prefix(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx,
-                             int64_t budget, const double *f, int nf)
+int apsolve_entry_fit_prefix(const ApsolveMemory *m, const ApsolveOptions *opt, int64_t budget,
+                             const double *f, int nf)
 {
-    const ApsolveMemory *m = apsolve_memory_at(p, idx);
     if (m->avail <= 0) /* fits() says every count fits */
         return nf;
     return apsolve_stage_memory_fit_prefix(apsolve_memory_rule(opt), m->peak, m->initial,

@@ -93,20 +93,19 @@ ApsolveMemory *apsolve_memory_own(ApsolveProblem *p, size_t k)
 int apsolve_memory_put(ApsolveProblem *p, size_t k, const ApsolveMemory *m)
 {
     ApsolveMemoryTable *t = p->memory;
-    if (t->slot[k]) { /* the cell's own figures: no other cell reads them */
-        t->figs[t->slot[k]] = *m;
+    uint32_t s = t->slot[k];
+    const ApsolveMemory *z = &t->figs[0];
+    if (s) { /* the cell's own figures: no other cell reads them */
+        t->figs[s] = *m;
         return APSOLVE_OK;
     }
-    if (!memcmp(&t->figs[0], m, sizeof *m))
-        return APSOLVE_OK; /* what the cell reads already */
-    if (t->n == t->cap) {
-        size_t cap = 2 * t->cap;
-        ApsolveMemory *f;
-        if (cap - 1 > UINT32_MAX || !(f = realloc(t->figs, cap * sizeof *f)))
-            return APSOLVE_ENOMEM;
-        t->figs = f;
-        t->cap = cap;
-    }
+    /* what the cell reads already (field by field: the load puts 1.2 M
+     * figures on the 126-layer file, a memcmp call each was 1/3 of this) */
+    if (m->peak == z->peak && m->intermediate == z->intermediate && m->initial == z->initial &&
+        m->avail == z->avail)
+        return APSOLVE_OK;
+    if (t->n == t->cap && apsolve_memory_room(p, 1) != APSOLVE_OK)
+        return APSOLVE_ENOMEM;
     t->figs[t->n] = *m;
     t->slot[k] = (uint32_t)t->n++;
     return APSOLVE_OK;

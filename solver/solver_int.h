@@ -226,15 +226,16 @@ int apsolve_config_allowed(const ApsolveProblem *p, const ApsolveOptions *opt, i
  * memory figures; GPipe keeps B micro-batches in flight everywhere;
  * interleaved the in-flight count of schedule.h for n stages. */
 int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx, int n);
-/* The number of leading counts of f[0..nf) (ascending) entry idx (of a
- * problem with memory figures) fits under opt, by bisection: the test
+/* The number of leading counts of f[0..nf) (ascending) an entry with
+ * memory figures m (apsolve_memory_at, read once by the caller) fits under
+ * opt, by bisection: the test
  * apsolve_entry_mnss makes per count, budget being
  * apsolve_search_budget(opt, the entry's avail).
  * The counts it fits are a prefix when the entry's intermediate is >= 0
  * (the need is then non-decreasing in f), which dp_prep.c's per-entry
  * threshold uses. */
-int apsolve_entry_fit_prefix(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx,
-                             int64_t budget, const double *f, int nf);
+int apsolve_entry_fit_prefix(const ApsolveMemory *m, const ApsolveOptions *opt, int64_t budget,
+                             const double *f, int nf);
 /* The memory a stage with avail may need under opt: avail less the
  * headroom when the search keeps it (opt->search_headroom). */
 int64_t apsolve_search_budget(const ApsolveOptions *opt, int64_t avail);
