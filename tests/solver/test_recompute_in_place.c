@@ -310,7 +310,8 @@ static void check_entries(const ApsolveProblem *p)
                                 CU_ASSERT(same_double(q->cost[x], r.fwd + r.bwd));
                                 CU_ASSERT(same_double(q->wgrad_cost[x], r.wgrad));
                                 CU_ASSERT(same_double(q->apply_cost[x], r.apply));
-                                CU_ASSERT(!memcmp(apsolve_memory_at(q, x), &r.memory, sizeof r.memory));
+                                CU_ASSERT(!memcmp(apsolve_memory_at(q, x), &r.memory,
+                                                  sizeof r.memory));
                                 CU_ASSERT_EQUAL(q->max_n_succ_stages[x],
                                                 apsolve_memory_mnss(&r.memory));
                             }
