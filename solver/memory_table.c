@@ -67,6 +67,8 @@ int apsolve_memory_room(ApsolveProblem *p, size_t more)
     ApsolveMemoryTable *t = p->memory;
     size_t cap = t->cap;
     ApsolveMemory *f;
+    if (more > (size_t)UINT32_MAX + 1 - t->n) /* past the slots' reach */
+        return APSOLVE_ENOMEM;
     while (cap - t->n < more)
         cap *= 2;
     if (cap == t->cap)
