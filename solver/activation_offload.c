@@ -44,6 +44,7 @@ int apsolve_offload_stage(const ApsolveProblem *p, const CostdbLayer *layers, si
     int L = end - start + 1;
     size_t idx = apsolve_index(p, start, end, s, c);
     double act = 0, ff = 0, bf = 0, win = 0;
+    int64_t inter;
     memset(out, 0, sizeof *out);
     out->layers = L;
     out->offloaded = n;
@@ -79,9 +80,10 @@ int apsolve_offload_stage(const ApsolveProblem *p, const CostdbLayer *layers, si
                  start, end);
         return -1;
     }
+    inter = apsolve_memory_at(p, idx)->intermediate;
     /* one layer's share of the entry: its saved activations by the
      * tensors it produces, its forward and backward by their FLOPs */
-#define SAVED(k) ((double)p->memory[idx].intermediate * (double)layers[k].activation_bytes / act)
+#define SAVED(k) ((double)inter * (double)layers[k].activation_bytes / act)
     /* on the device at once: L - N consecutive layers (every window of
      * them occurs, from layers 0 .. L-N-1 before the first release to
      * N .. L-1 at the forward's end) */
@@ -105,7 +107,7 @@ int apsolve_offload_stage(const ApsolveProblem *p, const CostdbLayer *layers, si
     }
 #undef SAVED
     out->window_bytes = win;
-    out->freed = (int64_t)((double)p->memory[idx].intermediate - win);
+    out->freed = (int64_t)((double)inter - win);
     return 0;
 }
 
@@ -145,21 +147,24 @@ int apsolve_offload_entry(const ApsolveProblem *p, const ApsolveOffloadSource *s
 {
     size_t idx = apsolve_index(p, start, end, s, c);
     ApsolveOffloadStage x;
-    ApsolveMemory *m;
+    ApsolveMemory m;
     if (!p->configs[(size_t)s * p->num_configs + c].valid || !isfinite(p->cost[idx]))
         return 1;
     if (apsolve_offload_stage(p, src->layers, src->nlayers, src->host_bandwidth, start, end, s,
                               c, n, &x, why, len))
         return APSOLVE_EINVAL;
     /* written whole from p's entry: q may hold another n's */
-    m = &q->memory[qi];
-    *m = p->memory[idx];
-    m->peak -= x.freed < m->peak ? x.freed : m->peak;
-    m->intermediate -= x.freed;
+    m = *apsolve_memory_at(p, idx);
+    m.peak -= x.freed < m.peak ? x.freed : m.peak;
+    m.intermediate -= x.freed;
+    if (apsolve_memory_put(q, qi, &m) != APSOLVE_OK) {
+        snprintf(why, len, "out of memory for the entry's memory figures");
+        return APSOLVE_ENOMEM;
+    }
     q->fwd_cost[qi] = p->fwd_cost[idx] + x.exposed_fwd;
     q->bwd_cost[qi] = p->bwd_cost[idx] + x.exposed_bwd;
     q->cost[qi] = q->fwd_cost[qi] + q->bwd_cost[qi];
-    q->max_n_succ_stages[qi] = apsolve_memory_mnss(m);
+    q->max_n_succ_stages[qi] = apsolve_memory_mnss(&m);
     return 0;
 }
 

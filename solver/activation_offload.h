@@ -84,7 +84,8 @@ void apsolve_offload_source_free(ApsolveOffloadSource *src);
  * tables untouched), so q may be p's clone or a smaller copy (the auto
  * search's one-stage problem, offload_one_stage.h). 0; 1 when p has no
  * such entry (its config invalid or its cost not finite: nothing written);
- * APSOLVE_EINVAL with why (apsolve_offload_stage's). */
+ * APSOLVE_EINVAL with why (apsolve_offload_stage's); APSOLVE_ENOMEM with
+ * why (no room for q's memory figures, apsolve_memory_put). */
 int apsolve_offload_entry(const ApsolveProblem *p, const ApsolveOffloadSource *src, int start,
                           int end, int s, int c, int n, ApsolveProblem *q, size_t qi, char *why,
                           size_t len);

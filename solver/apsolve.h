@@ -74,6 +74,18 @@ typedef struct ApsolveMemory {
     int64_t peak, intermediate, initial, avail;
 } ApsolveMemory;
 
+/* A problem's memory statistics, held only for the cells that have them
+ * (docs/performance.md, "apsolve's memory table sparse (issue 38)"): cell
+ * k's figures are figs[slot[k]]; slot 0 is figs[0], the figures of every
+ * cell never put (all 0, unknown, as a zeroed table of one per cell read).
+ * Read with apsolve_memory_at, written with apsolve_memory_put
+ * (memory_table.c, its one owner). */
+typedef struct ApsolveMemoryTable {
+    uint32_t *slot;                   /* [cells] */
+    ApsolveMemory *figs;              /* [n]: figs[0] the cells' never put */
+    size_t n, cap;
+} ApsolveMemoryTable;
+
 /* An entry the sweep judged out of memory (status oom, cost +inf), as the
  * sweep computed it (CostdbEntry.unfit_cost): what a cp or ep stage is
  * priced from when its twin does not fit (apsolve_unfit_restore). fwd < 0:
@@ -116,7 +128,7 @@ typedef struct ApsolveProblem {
     double *fwd_cost, *bwd_cost;      /* optional */
     double *wgrad_cost;               /* optional, with fwd/bwd: the backward's weight-gradient
                                        * seconds (ZB-H1's W; < 0 unknown, CostdbEntry) */
-    ApsolveMemory *memory;            /* optional */
+    ApsolveMemoryTable *memory;       /* optional (apsolve_memory_at) */
     ApsolveUnfitTable *unfit_table;   /* optional: the out-of-memory entries' own figures; their
                                        * cost stays +inf (apsolve_unfit_restore) */
     int64_t sweep_id;                 /* 0 for in-memory problems */
@@ -263,6 +275,13 @@ static inline const ApsolveUnfit *apsolve_unfit_at(const ApsolveProblem *p, size
     return slot ? &p->unfit_table->figs[slot - 1] : NULL;
 }
 
+/* Cell k's memory statistics (p->memory not NULL): all 0 where none were
+ * put. The pointer is good until the next apsolve_memory_put on p. */
+static inline const ApsolveMemory *apsolve_memory_at(const ApsolveProblem *p, size_t k)
+{
+    return &p->memory->figs[p->memory->slot[k]];
+}
+
 const char *apsolve_strerror(int err);
 
 /* ---- problems ------------------------------------------------------------ */
@@ -288,6 +307,18 @@ int apsolve_unfit_table_new(ApsolveProblem *p);
  * (p unchanged). Figures already referenced are never written: entries may
  * share them (the loader's, unfit_share.h), so new figures are appended. */
 int apsolve_unfit_put(ApsolveProblem *p, size_t k, const ApsolveUnfit *u);
+/* Gives p an empty memory table (every cell's figures 0) if it has none.
+ * APSOLVE_OK or APSOLVE_ENOMEM. */
+int apsolve_memory_table_add(ApsolveProblem *p);
+/* Cell k's memory statistics become *m (p->memory not NULL): written over
+ * the cell's own figures, or appended for a cell that has none (none
+ * appended when *m is what it reads already). APSOLVE_OK or APSOLVE_ENOMEM
+ * (p unchanged). */
+int apsolve_memory_put(ApsolveProblem *p, size_t k, const ApsolveMemory *m);
+/* Cell k's own figures, to write in place (p->memory not NULL): a copy of
+ * what it reads appended where it has none. NULL when out of memory. The
+ * pointer is good until the next apsolve_memory_put or _own on p. */
+ApsolveMemory *apsolve_memory_own(ApsolveProblem *p, size_t k);
 /* Frees the problem and sets *p to NULL; NULL is fine. */
 void apsolve_problem_free(ApsolveProblem **p);
 /* Alpa's submesh list for N x M (M a power of two): (1,1), (1,2) .. (1,M),

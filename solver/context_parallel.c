@@ -393,11 +393,15 @@ static void transform(ApsolveProblem *q, size_t idx, int cp, const ApsolveCpStag
     q->cost[idx] = q->cost[idx] * r + x->comm_fwd + x->comm_bwd + x->attn_fwd + x->attn_bwd +
                    x->merge_fwd + x->merge_bwd;
     if (q->memory) {
-        ApsolveMemory *m = &q->memory[idx];
-        int64_t inter = apsolve_cp_intermediate(m->intermediate, cp);
-        m->peak = m->peak - cut - (m->intermediate - inter) + x->buffers;
-        m->intermediate = inter;
-        q->max_n_succ_stages[idx] = apsolve_memory_mnss(m);
+        ApsolveMemory m = *apsolve_memory_at(q, idx);
+        int64_t inter = apsolve_cp_intermediate(m.intermediate, cp);
+        m.peak = m.peak - cut - (m.intermediate - inter) + x->buffers;
+        m.intermediate = inter;
+        q->max_n_succ_stages[idx] = apsolve_memory_mnss(&m);
+        /* out of memory for a cell that had no figures: no stage rather
+         * than one with figures it does not have */
+        if (apsolve_memory_put(q, idx, &m) != APSOLVE_OK)
+            q->cost[idx] = INFINITY;
     }
 }
 

@@ -52,6 +52,8 @@ typedef struct LoadJob {
     const ApsolveOptions *opt;
     ApsolveProblem *p;
     int rc, made; /* apsolve_problem_new's status, once made */
+    int put_rc;   /* APSOLVE_ENOMEM once an entry's memory figures found no room (put_ok's
+                   * writer's; read after the walk) */
     int started, joined;
     pthread_t tid;
     pthread_mutex_t mu;
@@ -63,8 +65,8 @@ typedef struct LoadJob {
     int ended;         /* no batch after those handed over */
 } LoadJob;
 
-static void put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
-                   const CostdbStageCost *ph0, const CostdbStageCost *ph1);
+static int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
+                  const CostdbStageCost *ph0, const CostdbStageCost *ph1);
 
 static int table_make(LoadJob *j)
 {
@@ -91,8 +93,8 @@ static void *load_job(void *arg)
         b = j->buf[j->got % OK_BUFS];
         n = j->len[j->got % OK_BUFS];
         pthread_mutex_unlock(&j->mu);
-        for (size_t k = 0; k < n; k++)
-            put_ok(j->opt, j->p, b[k].idx, &b[k].ph0, &b[k].ph1);
+        for (size_t k = 0; k < n && !j->put_rc; k++)
+            j->put_rc = put_ok(j->opt, j->p, b[k].idx, &b[k].ph0, &b[k].ph1);
         pthread_mutex_lock(&j->mu);
         j->got++;
         pthread_cond_broadcast(&j->cv);
@@ -151,7 +153,8 @@ static void load_ok(LoadJob *j, ApsolveProblem *p, size_t idx, const CostdbStage
 {
     OkEntry *e;
     if (!j->started) {
-        put_ok(j->opt, p, idx, ph0, ph1);
+        if (!j->put_rc)
+            j->put_rc = put_ok(j->opt, p, idx, ph0, ph1);
         return;
     }
     e = &j->buf[j->put % OK_BUFS][j->fill++];
@@ -176,7 +179,7 @@ static void load_ok(LoadJob *j, ApsolveProblem *p, size_t idx, const CostdbStage
 static int load_end(LoadJob *j)
 {
     if (!j->started)
-        return load_tables(j);
+        return load_tables(j) ? j->rc : j->put_rc;
     pthread_mutex_lock(&j->mu);
     if (j->fill) {
         j->len[j->put % OK_BUFS] = j->fill;
@@ -194,7 +197,7 @@ static int load_end(LoadJob *j)
         j->buf[k] = NULL;
     }
     j->started = 0;
-    return j->rc;
+    return j->rc ? j->rc : j->put_rc;
 }
 
 /* The entries come in pairs of phases (costdb_stage_pairs), the configs
@@ -273,9 +276,10 @@ static void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
 }
 
 /* Entry idx, both of whose phases fit, from its forward (ph0) and
- * backward (ph1) phases. */
-static void put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
-                   const CostdbStageCost *ph0, const CostdbStageCost *ph1)
+ * backward (ph1) phases: APSOLVE_OK, or APSOLVE_ENOMEM (no room for its
+ * memory figures; the load fails). */
+static int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
+                  const CostdbStageCost *ph0, const CostdbStageCost *ph1)
 {
     ApsolveMemory m;
     entry_figures(opt, ph0, ph1, &m, &p->apply_cost[idx]);
@@ -286,8 +290,8 @@ static void put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
     p->bwd_cost[idx] = opt->inference ? 0 : ph1->compute_cost;
     /* schema 12's split of the backward (unknown: < 0, read as NULL) */
     p->wgrad_cost[idx] = opt->inference ? 0 : ph1->wgrad_cost >= 0 ? ph1->wgrad_cost : -1.0;
-    p->memory[idx] = m;
     p->max_n_succ_stages[idx] = apsolve_memory_mnss(&m);
+    return apsolve_memory_put(p, idx, &m);
 }
 
 /* Entry e from its forward (ph0) and backward (ph1) phases. */
@@ -478,8 +482,9 @@ int apsolve_plan_store(struct Costdb *db, const ApsolveProblem *p, const Apsolve
         st[k].fwd_cost = s->fwd_cost;
         st[k].bwd_cost = s->bwd_cost;
         if (p->memory && s->submesh >= 0 && s->config >= 0)
-            st[k].peak_memory = p->memory[apsolve_index(p, s->start_layer, s->end_layer,
-                                                        s->submesh, s->config)].peak;
+            st[k].peak_memory = apsolve_memory_at(p, apsolve_index(p, s->start_layer,
+                                                                   s->end_layer, s->submesh,
+                                                                   s->config))->peak;
         st[k].memory_needed = s->memory_needed;
         st[k].available_memory = s->available_memory;
     }

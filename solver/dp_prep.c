@@ -497,12 +497,12 @@ static int item_fit(DpFamily *f, BudgetMemo *b, const ApsolveProblem *p,
                     const ApsolveOptions *opt, size_t k, size_t idx)
 {
     if (f->fit[k] == -1) {
-        if (p->memory[idx].intermediate < 0) /* not a prefix: the bisection, always */
+        const ApsolveMemory *m = apsolve_memory_at(p, idx);
+        if (m->intermediate < 0) /* not a prefix: the bisection, always */
             f->fit[k] = FIT_NONE;
         else
-            f->fit[k] = apsolve_entry_fit_prefix(p, opt, idx,
-                                                 memo_budget(b, opt, p->memory[idx].avail),
-                                                 f->fv, f->nf);
+            f->fit[k] = apsolve_entry_fit_prefix(m, opt, memo_budget(b, opt, m->avail), f->fv,
+                                                 f->nf);
     }
     return f->fit[k];
 }
@@ -522,7 +522,7 @@ static int item_mnss(DpFamily *f, BudgetMemo *b, const ApsolveProblem *p,
             return m;
     }
     {
-        int64_t budget = p->memory ? memo_budget(b, opt, p->memory[idx].avail) : 0;
+        int64_t budget = p->memory ? memo_budget(b, opt, apsolve_memory_at(p, idx)->avail) : 0;
         if (!f || !f->on || n > f->nmax || item_fit(f, b, p, opt, k, idx) == FIT_NONE)
             return apsolve_entry_mnss_within(p, opt, idx, n, budget);
         m = f->bound[(size_t)n * ((size_t)f->nf + 1) + (size_t)f->fit[k]];
@@ -621,7 +621,7 @@ static int family_list(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProb
                 continue;
             for (int k = so->item_off; k < so->item_off + so->item_n; k++)
                 if (f->fit[k] == -1)
-                    __builtin_prefetch(&p->memory[sh->items[k].opt]);
+                    __builtin_prefetch(apsolve_memory_at(p, sh->items[k].opt));
             for (int k = so->item_off; k < so->item_off + so->item_n; k++) {
                 double a = limited ? apply_key(sh->apply[k]) : 0;
                 int u;
@@ -708,13 +708,14 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
             /* the entries whose memory figures item_mnss reads below
              * (those of items whose fit the family does not know yet), all
              * asked for before the first is read: each is a cache miss
-             * (an option's configs are scattered over its 3 KB of the
-             * table), and this way they overlap rather than queue one
-             * behind the other; reads nothing else */
+             * (an option's configs are scattered over the table), and this
+             * way they overlap rather than queue one behind the other;
+             * reads nothing else but each one's slot (apsolve_memory_at) */
             if (!unbounded && p->memory)
                 for (int k = so->item_off; k < so->item_off + so->item_n; k++)
                     if (!known || fam->fit[src ? src[k] : k] == -1)
-                        __builtin_prefetch(&p->memory[sh->items[src ? src[k] : k].opt]);
+                        __builtin_prefetch(
+                            apsolve_memory_at(p, sh->items[src ? src[k] : k].opt));
             for (int k = so->item_off; k < so->item_off + so->item_n; k++) {
                 size_t t = src ? (size_t)src[k] : (size_t)k; /* in the table */
                 DpItem it = sh->items[t];

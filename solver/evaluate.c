@@ -107,10 +107,9 @@ static int fits(const ApsolveOptions *opt, const ApsolveMemory *m, int64_t avail
                                      m->intermediate, f, budget);
 }
 
-int apsolve_entry_fit_prefix(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx,
-                             int64_t budget, const double *f, int nf)
+int apsolve_entry_fit_prefix(const ApsolveMemory *m, const ApsolveOptions *opt, int64_t budget,
+                             const double *f, int nf)
 {
-    const ApsolveMemory *m = &p->memory[idx];
     if (m->avail <= 0) /* fits() says every count fits */
         return nf;
     return apsolve_stage_memory_fit_prefix(apsolve_memory_rule(opt), m->peak, m->initial,
@@ -120,13 +119,14 @@ int apsolve_entry_fit_prefix(const ApsolveProblem *p, const ApsolveOptions *opt,
 int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx, int n)
 {
     return apsolve_entry_mnss_within(
-        p, opt, idx, n, p->memory ? apsolve_search_budget(opt, p->memory[idx].avail) : 0);
+        p, opt, idx, n,
+        p->memory ? apsolve_search_budget(opt, apsolve_memory_at(p, idx)->avail) : 0);
 }
 
 int apsolve_entry_mnss_within(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx,
                               int n, int64_t budget)
 {
-    const ApsolveMemory *m = p->memory ? &p->memory[idx] : NULL;
+    const ApsolveMemory *m = p->memory ? apsolve_memory_at(p, idx) : NULL;
     int lo, hi;
     if (opt->moe_a2a_overlap && opt->schedule == APSOLVE_SCHEDULE_1F1B) {
         /* Megatron-Core runs the MoE all-to-all overlap under 1F1B only
@@ -220,7 +220,7 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
     st->memory_ok = opt->ignore_memory || opt->inference ||
                     (int64_t)succ - 1 <= (int64_t)st->max_n_succ_stages;
     if (p->memory) {
-        const ApsolveMemory *m = &p->memory[idx];
+        const ApsolveMemory *m = apsolve_memory_at(p, idx);
         st->available_memory = opt->memory_budget > 0 ? opt->memory_budget : m->avail;
         st->memory_reserve = apsolve_memory_reserve(opt, st->available_memory);
         st->memory_needed = apsolve_stage_memory_need(apsolve_memory_rule(opt), m->peak,
@@ -487,20 +487,25 @@ static int uncovered_layers(const ApsolveProblem *p, const ApsolveOptions *opt, 
 }
 
 /* Solves p with every entry's available memory set to budget (bytes per
- * device): a copy of the problem whose memory arrays are rebuilt in mem and
- * mnss (apsolve_problem_cells cells each). */
+ * device): a copy of the problem whose memory figures are rebuilt in mem
+ * (p's memory table's n, behind its slots: figs[0], every cell's without
+ * figures, included) and its mnss (n cells). */
 static int solve_at_budget(const ApsolveProblem *p, const ApsolveOptions *opt, int64_t budget,
                            ApsolveMemory *mem, int *mnss, size_t n, ApsolvePlan **out)
 {
     ApsolveProblem q = *p;
     ApsolveOptions o = *opt;
-    for (size_t i = 0; i < n; i++) {
-        mem[i] = p->memory[i];
+    ApsolveMemoryTable t = *p->memory;
+    for (size_t i = 0; i < t.n; i++) {
+        mem[i] = t.figs[i];
         mem[i].avail = budget;
-        mnss[i] = apsolve_max_n_succ_stages(budget, mem[i].peak, mem[i].initial,
-                                            mem[i].intermediate);
     }
-    q.memory = mem;
+    t.figs = mem;
+    q.memory = &t;
+    for (size_t i = 0; i < n; i++) {
+        const ApsolveMemory *m = apsolve_memory_at(&q, i);
+        mnss[i] = apsolve_max_n_succ_stages(budget, m->peak, m->initial, m->intermediate);
+    }
     q.max_n_succ_stages = mnss;
     o.ignore_memory = 0;
     o.memory_budget = budget;
@@ -549,7 +554,7 @@ static void least_memory_explain(const ApsolveProblem *p, const ApsolveOptions *
         return;
     }
     apsolve_plan_free(&plan);
-    mem = malloc(n * sizeof(*mem));
+    mem = malloc(p->memory->n * sizeof(*mem));
     mnss = malloc(n * sizeof(*mnss));
     if (!mem || !mnss || solve_at_budget(p, opt, hi, mem, mnss, n, &best) != APSOLVE_OK) {
         snprintf(buf, len, "memory: the fastest plan needs %.3f GiB per device but %.3f GiB are "

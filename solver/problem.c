@@ -99,14 +99,15 @@ static int problem_alloc(int num_layers, int hosts, int gpus, int num_submeshes,
         p->fwd_cost = malloc(n * sizeof *p->fwd_cost);
         p->bwd_cost = malloc(n * sizeof *p->bwd_cost);
         p->wgrad_cost = malloc(n * sizeof *p->wgrad_cost);
-        p->memory = fill ? calloc(n, sizeof *p->memory) : malloc(n * sizeof *p->memory);
-        if (!p->fwd_cost || !p->bwd_cost || !p->wgrad_cost || !p->memory)
+        /* the clone copies its source's (memory_table.c) */
+        p->memory = fill ? apsolve_memory_table_new(n) : NULL;
+        if (!p->fwd_cost || !p->bwd_cost || !p->wgrad_cost || (fill && !p->memory))
             goto cleanup;
     }
     /* the tables whose every page is written next: the filled ones, and
      * with no fill every one (the clone copies each whole); calloc's zero
-     * tables (apply_cost, memory) get only the load's entries, which
-     * leave some of their pages untouched */
+     * table apply_cost gets only the load's entries, which leave some of
+     * its pages untouched (and the memory table is sparse) */
     prefault(p->cost, n * sizeof *p->cost);
     prefault(p->max_n_succ_stages, n * sizeof *p->max_n_succ_stages);
     if (!fill)
@@ -115,8 +116,6 @@ static int problem_alloc(int num_layers, int hosts, int gpus, int num_submeshes,
         prefault(p->fwd_cost, n * sizeof *p->fwd_cost);
         prefault(p->bwd_cost, n * sizeof *p->bwd_cost);
         prefault(p->wgrad_cost, n * sizeof *p->wgrad_cost);
-        if (!fill)
-            prefault(p->memory, n * sizeof *p->memory);
     }
     /* one table at a time (each loop a plain fill) */
     if (fill) {
@@ -174,7 +173,10 @@ int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
         else
             for (k = 0; k < cells; k++)
                 q->wgrad_cost[k] = -1.0; /* as apsolve_problem_new leaves it */
-        memcpy(q->memory, p->memory, cells * sizeof *q->memory);
+        if (!(q->memory = apsolve_memory_table_clone(p->memory, cells))) {
+            apsolve_problem_free(&q);
+            return APSOLVE_ENOMEM;
+        }
     }
     if (p->unfit_table) {
         const ApsolveUnfitTable *t = p->unfit_table;
@@ -197,15 +199,14 @@ int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
 size_t apsolve_problem_bytes(const ApsolveProblem *p)
 {
     size_t per = sizeof *p->cost + sizeof *p->max_n_succ_stages + sizeof *p->apply_cost;
+    size_t cells = apsolve_problem_cells(p);
     if (p->fwd_cost)
         per += sizeof *p->fwd_cost;
     if (p->bwd_cost)
         per += sizeof *p->bwd_cost;
     if (p->wgrad_cost)
         per += sizeof *p->wgrad_cost;
-    if (p->memory)
-        per += sizeof *p->memory;
-    return apsolve_problem_cells(p) * per;
+    return cells * per + (p->memory ? apsolve_memory_table_bytes(p->memory, cells) : 0);
 }
 
 void apsolve_problem_free(ApsolveProblem **pp)
@@ -222,7 +223,7 @@ void apsolve_problem_free(ApsolveProblem **pp)
     free(p->fwd_cost);
     free(p->bwd_cost);
     free(p->wgrad_cost);
-    free(p->memory);
+    apsolve_memory_table_free(p->memory);
     if (p->unfit_table) {
         free(p->unfit_table->slot);
         free(p->unfit_table->figs);
@@ -378,12 +379,16 @@ void apsolve_entry_add(ApsolveProblem *q, size_t idx, const ApsolveEntryDelta *d
     if (q->apply_cost[idx] >= 0)
         q->apply_cost[idx] = fmax(0.0, q->apply_cost[idx] + d->apply_delta);
     if (q->memory) {
-        ApsolveMemory *m = &q->memory[idx];
-        m->peak += d->peak_delta;
-        m->initial += d->initial_delta;
-        if (m->initial < 0)
-            m->initial = 0;
-        q->max_n_succ_stages[idx] = apsolve_memory_mnss(m);
+        ApsolveMemory m = *apsolve_memory_at(q, idx);
+        m.peak += d->peak_delta;
+        m.initial += d->initial_delta;
+        if (m.initial < 0)
+            m.initial = 0;
+        q->max_n_succ_stages[idx] = apsolve_memory_mnss(&m);
+        /* out of memory for a cell that had no figures: the entry is no
+         * stage rather than one with figures it does not have */
+        if (apsolve_memory_put(q, idx, &m) != APSOLVE_OK)
+            q->cost[idx] = INFINITY;
     }
 }
 
@@ -394,20 +399,22 @@ int apsolve_unfit_restore(ApsolveProblem *q, size_t idx)
         return 1;
     if (!(u = apsolve_unfit_at(q, idx)) || !q->fwd_cost || !q->bwd_cost || !q->memory)
         return 0;
+    /* out of memory for its figures: left out of memory, as stored */
+    if (apsolve_memory_put(q, idx, &u->memory) != APSOLVE_OK)
+        return 0;
     q->cost[idx] = u->fwd + u->bwd;
     q->fwd_cost[idx] = u->fwd;
     q->bwd_cost[idx] = u->bwd;
     if (q->wgrad_cost)
         q->wgrad_cost[idx] = -1.0; /* not stored for an oom entry: unknown */
     q->apply_cost[idx] = u->apply;
-    q->memory[idx] = u->memory;
     q->max_n_succ_stages[idx] = apsolve_memory_mnss(&u->memory);
     return 1;
 }
 
 void apsolve_unfit_settle_entry(ApsolveProblem *q, size_t idx, const ApsolveUnfit *u)
 {
-    const ApsolveMemory *m = &q->memory[idx];
+    const ApsolveMemory *m = apsolve_memory_at(q, idx);
     if (u->fwd < 0 || !isfinite(q->cost[idx]) || q->fwd_cost[idx] != u->fwd ||
         q->bwd_cost[idx] != u->bwd || q->cost[idx] != u->fwd + u->bwd ||
         m->peak != u->memory.peak || m->intermediate != u->memory.intermediate ||

@@ -113,7 +113,8 @@ int apsolve_subset_copy_entry(const ApsolveProblem *p, size_t a, ApsolveProblem 
         q->bwd_cost[b] = p->bwd_cost[a];
         if (p->wgrad_cost)
             q->wgrad_cost[b] = p->wgrad_cost[a];
-        q->memory[b] = p->memory[a];
+        if (apsolve_memory_put(q, b, apsolve_memory_at(p, a)) != APSOLVE_OK)
+            return APSOLVE_ENOMEM;
     }
     if (q->unfit_table && apsolve_unfit_at(p, a))
         return apsolve_unfit_put(q, b, apsolve_unfit_at(p, a));

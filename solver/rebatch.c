@@ -57,8 +57,8 @@ int apsolve_rebatch_plan(const ApsolveProblem *p, const ApsolvePlan *plan, int64
         if (s->cost > mx || isinf(s->cost))
             mx = s->cost;
         if (p->memory && s->submesh >= 0 && s->config >= 0 && !isinf(s->cost)) {
-            const ApsolveMemory *m = &p->memory[apsolve_index(p, s->start_layer, s->end_layer,
-                                                              s->submesh, s->config)];
+            const ApsolveMemory *m = apsolve_memory_at(
+                p, apsolve_index(p, s->start_layer, s->end_layer, s->submesh, s->config));
             double inter = (double)m->intermediate * ratio;
             double peak = (double)m->peak + (double)m->intermediate * (ratio - 1);
             /* the same rule and in-flight count the plan was priced with */

@@ -30,7 +30,7 @@ static int figures(const ApsolveProblem *p, int i, int j, int s, int c, Figures 
         f->bwd = p->bwd_cost[idx];
         f->wgrad = p->wgrad_cost ? p->wgrad_cost[idx] : -1.0;
         f->apply = p->apply_cost[idx];
-        f->m = p->memory[idx];
+        f->m = *apsolve_memory_at(p, idx);
         return 0;
     }
     if (apsolve_unfit_at(p, idx)) {
@@ -149,8 +149,11 @@ static void put(ApsolveProblem *q, size_t idx, const ApsolveRecomputeLayers *r)
     if (q->wgrad_cost)
         q->wgrad_cost[idx] = r->wgrad;
     q->apply_cost[idx] = r->apply;
-    q->memory[idx] = r->memory;
     q->max_n_succ_stages[idx] = apsolve_memory_mnss(&r->memory);
+    /* out of memory for a cell that had no figures: no stage rather than
+     * one with figures it does not have */
+    if (apsolve_memory_put(q, idx, &r->memory) != APSOLVE_OK)
+        q->cost[idx] = INFINITY;
 }
 
 /* Entry idx of q becomes p's own (the stored `full` entry, every layer
@@ -163,8 +166,10 @@ static void restore(ApsolveProblem *q, const ApsolveProblem *p, size_t idx)
     if (q->wgrad_cost && p->wgrad_cost)
         q->wgrad_cost[idx] = p->wgrad_cost[idx];
     q->apply_cost[idx] = p->apply_cost[idx];
-    q->memory[idx] = p->memory[idx];
     q->max_n_succ_stages[idx] = p->max_n_succ_stages[idx];
+    /* (q is not p: p's figures stay where they are while q grows) */
+    if (apsolve_memory_put(q, idx, apsolve_memory_at(p, idx)) != APSOLVE_OK)
+        q->cost[idx] = INFINITY;
 }
 
 /* Entries (start..end, submesh s) of q's `full` configs become the
@@ -367,8 +372,8 @@ static void saved_each(const ApsolveProblem *p, int chunks, int k,
 static void save_one(ApsolveProblem *p, size_t idx, SavedEntry *e)
 {
     *e = (SavedEntry){p->cost[idx], p->fwd_cost[idx], p->bwd_cost[idx],
-                      p->wgrad_cost ? p->wgrad_cost[idx] : 0, p->apply_cost[idx], p->memory[idx],
-                      p->max_n_succ_stages[idx]};
+                      p->wgrad_cost ? p->wgrad_cost[idx] : 0, p->apply_cost[idx],
+                      *apsolve_memory_at(p, idx), p->max_n_succ_stages[idx]};
 }
 
 static void put_back_one(ApsolveProblem *p, size_t idx, SavedEntry *e)
@@ -379,7 +384,9 @@ static void put_back_one(ApsolveProblem *p, size_t idx, SavedEntry *e)
     if (p->wgrad_cost)
         p->wgrad_cost[idx] = e->wgrad;
     p->apply_cost[idx] = e->apply;
-    p->memory[idx] = e->m;
+    /* the cell's own figures since it was saved, or figs[0]'s: no room
+     * taken (apsolve_memory_put) */
+    (void)apsolve_memory_put(p, idx, &e->m);
     p->max_n_succ_stages[idx] = e->mnss;
 }
 

@@ -294,10 +294,11 @@ static int check_headroom(const ApsolveRun *r)
     size_t n;
     if (a->opt.headroom_bytes <= 0 || !p->memory)
         return 0;
-    n = apsolve_problem_cells(p);
+    /* every cell's figures: those put, and figs[0] (the cells without) */
+    n = p->memory->n;
     for (size_t i = 0; i < n; i++)
-        if (p->memory[i].avail > most)
-            most = p->memory[i].avail;
+        if (p->memory->figs[i].avail > most)
+            most = p->memory->figs[i].avail;
     if (most <= 0 || a->opt.headroom_bytes < most)
         return 0;
     return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--memory-headroom %lld bytes (%.3f GiB) is not "

@@ -156,7 +156,7 @@ static void note_memory(FwSearch *S, const ApsolveCand *c, const ApsolveOptions 
         for (int q = 0; st->submesh >= 0 && q < p->num_configs; q++) {
             const ApsolveConfig *cf = &p->configs[(size_t)st->submesh * p->num_configs + q];
             size_t idx = apsolve_index(p, st->start_layer, st->end_layer, st->submesh, q);
-            const ApsolveMemory *m = &p->memory[idx];
+            const ApsolveMemory *m = apsolve_memory_at(p, idx);
             long long nd;
             if (!apsolve_config_allowed(p, o, st->submesh, q) ||
                 cf->logical_a != sp[k].logical_a || cf->logical_b != sp[k].logical_b ||

@@ -144,8 +144,8 @@ void apsolve_recompute_layers_stages_say(const ApsolveRequest *a, const ApsolveP
             continue;
         }
         {
-            const ApsolveMemory *m = &q->memory[apsolve_index(q, st->start_layer, st->end_layer,
-                                                              st->submesh, st->config)];
+            const ApsolveMemory *m = apsolve_memory_at(
+                q, apsolve_index(q, st->start_layer, st->end_layer, st->submesh, st->config));
             apsolve_say(a, "recompute_layers=%d, stage %zu (layers %d-%d): the first %d of %d "
                         "layers of each of %d chunk%s fully recomputed, the rest keep their "
                         "activations: %.6g s forward, %.6g s backward, %lld bytes saved a "

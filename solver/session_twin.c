@@ -71,16 +71,20 @@ int apsolve_twin_check(ApsolveRun *r, const ApsolveCand *eq, int la, int lb, con
 
 int apsolve_unfit_open(const ApsolveProblem *p, ApsolveProblem **out)
 {
-    size_t cells = apsolve_problem_cells(p), k;
+    size_t cells = apsolve_problem_cells(p), k, n = 0;
     int rc;
     *out = NULL;
-    for (k = 0; p->unfit_table && k < cells && !(apsolve_unfit_at(p, k) && !isfinite(p->cost[k]));
-         k++)
-        ;
-    if (!p->unfit_table || k == cells)
+    for (k = 0; p->unfit_table && k < cells; k++)
+        n += apsolve_unfit_at(p, k) && !isfinite(p->cost[k]);
+    if (!n)
         return APSOLVE_OK; /* none to restore: the candidate's own problem */
     if ((rc = apsolve_problem_clone(p, out)) != APSOLVE_OK)
         return rc;
+    /* room for the memory figures each restore puts (apsolve_unfit_restore) */
+    if ((*out)->memory && apsolve_memory_room(*out, n) != APSOLVE_OK) {
+        apsolve_problem_free(out);
+        return APSOLVE_ENOMEM;
+    }
     for (k = 0; k < cells; k++)
         if (!isfinite((*out)->cost[k]) && apsolve_unfit_at(*out, k))
             apsolve_unfit_restore(*out, k);

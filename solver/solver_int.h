@@ -226,15 +226,16 @@ int apsolve_config_allowed(const ApsolveProblem *p, const ApsolveOptions *opt, i
  * memory figures; GPipe keeps B micro-batches in flight everywhere;
  * interleaved the in-flight count of schedule.h for n stages. */
 int apsolve_entry_mnss(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx, int n);
-/* The number of leading counts of f[0..nf) (ascending) entry idx (of a
- * problem with memory figures) fits under opt, by bisection: the test
+/* The number of leading counts of f[0..nf) (ascending) an entry with
+ * memory figures m (apsolve_memory_at, read once by the caller) fits under
+ * opt, by bisection: the test
  * apsolve_entry_mnss makes per count, budget being
  * apsolve_search_budget(opt, the entry's avail).
  * The counts it fits are a prefix when the entry's intermediate is >= 0
  * (the need is then non-decreasing in f), which dp_prep.c's per-entry
  * threshold uses. */
-int apsolve_entry_fit_prefix(const ApsolveProblem *p, const ApsolveOptions *opt, size_t idx,
-                             int64_t budget, const double *f, int nf);
+int apsolve_entry_fit_prefix(const ApsolveMemory *m, const ApsolveOptions *opt, int64_t budget,
+                             const double *f, int nf);
 /* The memory a stage with avail may need under opt: avail less the
  * headroom when the search keeps it (opt->search_headroom). */
 int64_t apsolve_search_budget(const ApsolveOptions *opt, int64_t avail);
@@ -296,6 +297,16 @@ int apsolve_unfit_restore(ApsolveProblem *q, size_t idx);
  * it); u is q's unfit entry or, for a subset that holds none, its
  * source's. One entry of apsolve_unfit_settle (session_int.h). */
 void apsolve_unfit_settle_entry(ApsolveProblem *q, size_t idx, const ApsolveUnfit *u);
+/* The memory table (memory_table.c): an empty one of cells slots (NULL
+ * when out of memory), a deep copy, its release (NULL is fine), and the
+ * bytes it holds. */
+ApsolveMemoryTable *apsolve_memory_table_new(size_t cells);
+ApsolveMemoryTable *apsolve_memory_table_clone(const ApsolveMemoryTable *t, size_t cells);
+void apsolve_memory_table_free(ApsolveMemoryTable *t);
+size_t apsolve_memory_table_bytes(const ApsolveMemoryTable *t, size_t cells);
+/* Room in p's memory table for more figures: the next `more`
+ * apsolve_memory_put on p cannot fail. APSOLVE_OK or APSOLVE_ENOMEM. */
+int apsolve_memory_room(ApsolveProblem *p, size_t more);
 /* Model chunks per device of opt's schedule: v for interleaved and
  * interleaved ZB with v >= 2, 2 for ZBV, else 1. */
 static inline int apsolve_virtual(const ApsolveOptions *opt)

@@ -37,7 +37,7 @@ static void read_figures(const ApsolveProblem *p, size_t k, ApsolveUnfitSaved *x
     x->bwd = p->bwd_cost[k];
     x->wgrad = p->wgrad_cost ? p->wgrad_cost[k] : 0;
     x->apply = p->apply_cost[k];
-    x->memory = p->memory[k];
+    x->memory = *apsolve_memory_at(p, k);
     x->mnss = p->max_n_succ_stages[k];
 }
 
@@ -73,7 +73,9 @@ int apsolve_unfit_open_in_place(ApsolveProblem *p, ApsolveUnfitUndo *u)
         return APSOLVE_OK;
     u->restored = calloc(cells / 8 + 1, 1);
     u->saved = differ ? malloc(differ * sizeof *u->saved) : NULL;
-    if (!u->restored || (differ && !u->saved)) {
+    /* room for every restored entry's memory figures: each restore below
+     * puts them (apsolve_unfit_restore) */
+    if (!u->restored || (differ && !u->saved) || apsolve_memory_room(p, n) != APSOLVE_OK) {
         free(u->restored);
         free(u->saved);
         memset(u, 0, sizeof *u);
@@ -109,7 +111,9 @@ void apsolve_unfit_close_in_place(ApsolveProblem *p, ApsolveUnfitUndo *u)
         if (p->wgrad_cost)
             p->wgrad_cost[k] = x->wgrad;
         p->apply_cost[k] = x->apply;
-        p->memory[k] = x->memory;
+        /* the cell's own figures since the restore, or figs[0]'s: no room
+         * taken (apsolve_memory_put) */
+        (void)apsolve_memory_put(p, k, &x->memory);
         p->max_n_succ_stages[k] = x->mnss;
     }
     free(u->saved);

@@ -347,15 +347,16 @@ int oracle_add_passes(ApsolveProblem *p, uint64_t *rng)
 int oracle_add_memory(ApsolveProblem *p, uint64_t *rng)
 {
     size_t n = apsolve_problem_cells(p);
-    p->memory = calloc(n, sizeof *p->memory);
-    if (!p->memory)
+    if (apsolve_memory_table_add(p) != APSOLVE_OK)
         return APSOLVE_ENOMEM;
     for (size_t k = 0; k < n; k++) {
-        ApsolveMemory *m = &p->memory[k];
-        m->avail = oracle_rand(rng) % 10 == 0 ? 0 : 1000;
-        m->peak = (int64_t)(oracle_rand(rng) % 700);
-        m->initial = (int64_t)(oracle_rand(rng) % 200);
-        m->intermediate = (int64_t)(oracle_rand(rng) % 120) - (oracle_rand(rng) % 8 == 0 ? 150 : 0);
+        ApsolveMemory m;
+        m.avail = oracle_rand(rng) % 10 == 0 ? 0 : 1000;
+        m.peak = (int64_t)(oracle_rand(rng) % 700);
+        m.initial = (int64_t)(oracle_rand(rng) % 200);
+        m.intermediate = (int64_t)(oracle_rand(rng) % 120) - (oracle_rand(rng) % 8 == 0 ? 150 : 0);
+        if (apsolve_memory_put(p, k, &m) != APSOLVE_OK)
+            return APSOLVE_ENOMEM;
     }
     return APSOLVE_OK;
 }
@@ -374,6 +375,18 @@ static int same_unfit(const ApsolveProblem *p, const ApsolveProblem *q, size_t n
     return 1;
 }
 
+/* The same memory figures read in each of n cells (both without a table,
+ * or both with one), wherever the tables hold them. */
+static int same_memory(const ApsolveProblem *p, const ApsolveProblem *q, size_t n)
+{
+    if (!p->memory != !q->memory)
+        return 0;
+    for (size_t k = 0; p->memory && k < n; k++)
+        if (memcmp(apsolve_memory_at(p, k), apsolve_memory_at(q, k), sizeof(ApsolveMemory)))
+            return 0;
+    return 1;
+}
+
 int oracle_same_problem(const ApsolveProblem *p, const ApsolveProblem *q)
 {
     size_t n = apsolve_problem_cells(p);
@@ -381,7 +394,7 @@ int oracle_same_problem(const ApsolveProblem *p, const ApsolveProblem *q)
     return p->num_layers == q->num_layers && p->num_submeshes == q->num_submeshes &&
            p->num_configs == q->num_configs && SAME(cost) && SAME(max_n_succ_stages) &&
            SAME(apply_cost) && SAME(fwd_cost) && SAME(bwd_cost) && SAME(wgrad_cost) &&
-           SAME(memory) && same_unfit(p, q, n);
+           same_memory(p, q, n) && same_unfit(p, q, n);
 #undef SAME
 }
 

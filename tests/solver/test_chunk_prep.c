@@ -270,7 +270,7 @@ void test_budget_per_avail(void)
         DpPrep pr = {0};
         int n = 1 + t % 4;
         for (size_t k = 0; k < ne; k++)
-            p->memory[k].avail = avails[oracle_rand(&rng) % 5];
+            apsolve_memory_own(p, k)->avail = avails[oracle_rand(&rng) % 5];
         memset(&o, 0, sizeof o);
         o.schedule = kinds[t % 4];
         o.virtual_stages = o.schedule == APSOLVE_SCHEDULE_INTERLEAVED ? 2 : 1;

@@ -175,7 +175,8 @@ int main(int argc, char **argv)
                         CHECK(0, "(%d..%d, %d, %d): --parallel's problem: %s", i, j, s, c, why);
                         continue;
                     }
-                    const ApsolveMemory *a = &q->memory[idx], *b = &whole[0]->memory[idx];
+                    const ApsolveMemory *a = apsolve_memory_at(q, idx),
+                                        *b = apsolve_memory_at(whole[0], idx);
                     if (q->cost[idx] < 1e300 && whole[0]->cost[idx] < 1e300) {
                         compared++;
                         CHECK(a->peak == b->peak && a->intermediate == b->intermediate &&

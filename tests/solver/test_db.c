@@ -135,7 +135,7 @@ static void test_adapter(void)
     idx = apsolve_index(p, 0, 1, 1, 0);
     CU_ASSERT(fabs(p->cost[idx] - 0.03) < 1e-15);
     CU_ASSERT(p->max_n_succ_stages[idx] == 10);
-    CU_ASSERT(p->memory[idx].peak == 2 * GB);
+    CU_ASSERT(apsolve_memory_at(p, idx)->peak == 2 * GB);
     /* (0..3, (1,1)): peak 8 GB alone exceeds 8 GB minus initial: never fits. */
     CU_ASSERT(p->max_n_succ_stages[apsolve_index(p, 0, 3, 0, 0)] == -1);
     /* Failed and missing entries are +inf. */
@@ -313,7 +313,7 @@ static void test_explain(void)
             p->cost[idx] = 1.0;
             p->fwd_cost[idx] = 0.5;
             p->bwd_cost[idx] = 0.5;
-            p->memory[idx] = (ApsolveMemory){e[k].peak, e[k].inter, 0, 20 * GB};
+            *apsolve_memory_own(p, idx) = (ApsolveMemory){e[k].peak, e[k].inter, 0, 20 * GB};
             p->max_n_succ_stages[idx] = apsolve_max_n_succ_stages(20 * GB, e[k].peak, 0,
                                                                   e[k].inter);
         }
@@ -330,10 +330,11 @@ static void test_explain(void)
     /* With 5 GB no entry fits even as the last stage: the message names the
      * layers and still quotes the least memory a plan needs (26 GB). */
     for (size_t idx = 0; idx < apsolve_problem_cells(p); idx++)
-        if (p->memory[idx].avail) {
-            p->memory[idx].avail = 5 * GB;
-            p->max_n_succ_stages[idx] = apsolve_max_n_succ_stages(
-                5 * GB, p->memory[idx].peak, 0, p->memory[idx].intermediate);
+        if (apsolve_memory_at(p, idx)->avail) {
+            ApsolveMemory *m = apsolve_memory_own(p, idx);
+            m->avail = 5 * GB;
+            p->max_n_succ_stages[idx] =
+                apsolve_max_n_succ_stages(5 * GB, m->peak, 0, m->intermediate);
         }
     CU_ASSERT(apsolve_solve(p, &o, &pl) == APSOLVE_EINFEASIBLE);
     apsolve_explain(p, &o, msg, sizeof msg);

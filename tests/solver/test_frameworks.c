@@ -374,7 +374,7 @@ static void test_keep_headroom(void)
                                         .force_batch_dim = 0, .variant.memory_level = c};
         p->cost[idx] = c ? 1.5 : 1.0;
         p->apply_cost[idx] = 0;
-        p->memory[idx] = (ApsolveMemory){.avail = 1000, .peak = peak[c]};
+        *apsolve_memory_own(p, idx) = (ApsolveMemory){.avail = 1000, .peak = peak[c]};
         p->max_n_succ_stages[idx] = apsolve_max_n_succ_stages(1000, peak[c], 0, 0);
     }
     memset(&o, 0, sizeof o);

@@ -61,7 +61,16 @@ static void compare(const ApsolveProblem *p, const ApsolveProblem *q, const char
     CHECK(same(p->fwd_cost, q->fwd_cost, n * sizeof *p->fwd_cost), "%s: fwd_cost", what);
     CHECK(same(p->bwd_cost, q->bwd_cost, n * sizeof *p->bwd_cost), "%s: bwd_cost", what);
     CHECK(same(p->wgrad_cost, q->wgrad_cost, n * sizeof *p->wgrad_cost), "%s: wgrad_cost", what);
-    CHECK(same(p->memory, q->memory, n * sizeof *p->memory), "%s: memory", what);
+    CHECK(!p->memory == !q->memory, "%s: memory table", what);
+    if (p->memory && q->memory) { /* the same figures, in the same slots */
+        CHECK(p->memory->n == q->memory->n, "%s: memory figures %zu against %zu", what,
+              p->memory->n, q->memory->n);
+        CHECK(same(p->memory->slot, q->memory->slot, n * sizeof *p->memory->slot),
+              "%s: memory slots", what);
+        if (p->memory->n == q->memory->n)
+            CHECK(same(p->memory->figs, q->memory->figs, p->memory->n * sizeof *p->memory->figs),
+                  "%s: memory figures", what);
+    }
     CHECK(!p->unfit_table == !q->unfit_table, "%s: unfit table", what);
     if (p->unfit_table && q->unfit_table) {
         CHECK(p->unfit_table->n == q->unfit_table->n, "%s: unfit figures %zu against %zu", what,

@@ -32,7 +32,7 @@ static ApsolveProblem *entry(void)
     p->fwd_cost[idx] = 1.0;
     p->bwd_cost[idx] = 2.0;
     p->cost[idx] = 3.0;
-    p->memory[idx] = (ApsolveMemory){5000, 1000, 100, 1 << 20};
+    *apsolve_memory_own(p, idx) = (ApsolveMemory){5000, 1000, 100, 1 << 20};
     return p;
 }
 

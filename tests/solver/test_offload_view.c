@@ -183,7 +183,7 @@ static ApsolveProblem *made_up(int L, int hosts, int gpus, int C, int64_t avail)
                         p->bwd_cost[idx] = 2 * fwd;
                         p->cost[idx] = 3 * fwd;
                         p->wgrad_cost[idx] = fwd;
-                        p->memory[idx] = m;
+                        CU_ASSERT(apsolve_memory_put(p, idx, &m) == APSOLVE_OK);
                         p->max_n_succ_stages[idx] = apsolve_memory_mnss(&m);
                         p->apply_cost[idx] = t > c && !rnd(3) ? applies[rnd(5)] : apply;
                     }

@@ -55,9 +55,9 @@ static ApsolveProblem *made_up(int L, unsigned seed)
     }
     for (size_t k = 0; k < n; k++) {
         double f = 0.25 * (double)(next(&r) % 8 + 1);
-        p->memory[k] = (ApsolveMemory){(int64_t)(next(&r) % 7) * 1000 + 700,
-                                       (int64_t)(next(&r) % 5) * 100, 100, 8000};
-        p->max_n_succ_stages[k] = apsolve_memory_mnss(&p->memory[k]);
+        *apsolve_memory_own(p, k) = (ApsolveMemory){(int64_t)(next(&r) % 7) * 1000 + 700,
+                                                    (int64_t)(next(&r) % 5) * 100, 100, 8000};
+        p->max_n_succ_stages[k] = apsolve_memory_mnss(apsolve_memory_at(p, k));
         p->apply_cost[k] = next(&r) % 6 ? 0.01 * (double)(next(&r) % 5) : -1.0;
         switch (next(&r) % 6) {
         default: /* fits */
@@ -215,7 +215,7 @@ static void test_floors(void)
                     p->bwd_cost[x] = 2 * f;
                     p->cost[x] = 3 * f;
                     p->wgrad_cost[x] = f;
-                    p->max_n_succ_stages[x] = apsolve_memory_mnss(&p->memory[x]);
+                    p->max_n_succ_stages[x] = apsolve_memory_mnss(apsolve_memory_at(p, x));
                 }
     for (int chunks = 1; chunks <= 3; chunks++) {
         CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_floors(p, chunks, fl), APSOLVE_OK);
@@ -299,8 +299,8 @@ static void check_entries(const ApsolveProblem *p)
                                 n % chunks || k >= n / chunks) {
                                 CU_ASSERT(same_double(q->cost[x], p->cost[x]));
                                 CU_ASSERT(same_double(q->fwd_cost[x], p->fwd_cost[x]));
-                                CU_ASSERT(!memcmp(&q->memory[x], &p->memory[x],
-                                                  sizeof q->memory[x]));
+                                CU_ASSERT(!memcmp(apsolve_memory_at(q, x),
+                                                  apsolve_memory_at(p, x), sizeof r.memory));
                             } else if (apsolve_recompute_layers_entry(p, i, j, s, c, k, chunks,
                                                                       &r, why, sizeof why)) {
                                 CU_ASSERT(isinf(q->cost[x]));
@@ -310,7 +310,8 @@ static void check_entries(const ApsolveProblem *p)
                                 CU_ASSERT(same_double(q->cost[x], r.fwd + r.bwd));
                                 CU_ASSERT(same_double(q->wgrad_cost[x], r.wgrad));
                                 CU_ASSERT(same_double(q->apply_cost[x], r.apply));
-                                CU_ASSERT(!memcmp(&q->memory[x], &r.memory, sizeof r.memory));
+                                CU_ASSERT(!memcmp(apsolve_memory_at(q, x), &r.memory,
+                                                  sizeof r.memory));
                                 CU_ASSERT_EQUAL(q->max_n_succ_stages[x],
                                                 apsolve_memory_mnss(&r.memory));
                             }

@@ -52,10 +52,9 @@ static ApsolveProblem *random_problem(uint64_t *rng, int t)
     g.noise = 0.3;
     CU_ASSERT_FATAL(oracle_make_problem(&g, rng, &p) == APSOLVE_OK);
     n = apsolve_problem_cells(p);
-    p->memory = calloc(n, sizeof *p->memory);
-    CU_ASSERT_FATAL(p->memory != NULL);
+    CU_ASSERT_FATAL(apsolve_memory_table_add(p) == APSOLVE_OK);
     for (size_t k = 0; k < n; k++) {
-        ApsolveMemory *m = &p->memory[k];
+        ApsolveMemory *m = apsolve_memory_own(p, k);
         m->avail = 1000;
         m->peak = (int64_t)(oracle_rand(rng) % 800);
         m->initial = (int64_t)(oracle_rand(rng) % 200);

@@ -45,8 +45,8 @@ static ApsolveProblem *made_up_as(int loader_like)
             }
             continue;
         }
-        p->memory[k] = (ApsolveMemory){(int64_t)(r % 7) * 1000, 500, 100, 8000};
-        p->max_n_succ_stages[k] = apsolve_memory_mnss(&p->memory[k]);
+        *apsolve_memory_own(p, k) = (ApsolveMemory){(int64_t)(r % 7) * 1000, 500, 100, 8000};
+        p->max_n_succ_stages[k] = apsolve_memory_mnss(apsolve_memory_at(p, k));
         p->apply_cost[k] = 0.01 * (double)(r % 5);
         switch ((r >> 8) % 4) {
         case 0: /* fits */

@@ -38,7 +38,7 @@ typedef struct Brute {
 static int brute_fits(const Brute *b, size_t idx, int n, int k)
 {
     const ApsolveProblem *p = b->p;
-    const ApsolveMemory *m = &p->memory[idx];
+    const ApsolveMemory *m = apsolve_memory_at(p, idx);
     double f;
     /* Alpa's rule: s stages from it to the end need s intermediates on top
      * of the peak (max_n_succ_stages); the full objective counts the
@@ -167,7 +167,7 @@ static ApsolveProblem *make_variants(uint64_t *rng, int L, int hosts, int gpus, 
             for (int s = 0; s < S; s++)
                 for (int c = 0; c < C; c++) {
                     size_t idx = apsolve_index(p, i, j, s, c);
-                    ApsolveMemory *m = &p->memory[idx];
+                    ApsolveMemory *m = apsolve_memory_own(p, idx);
                     double work = (double)(j - i + 1) / (subs[s].hosts * subs[s].gpus);
                     if (oracle_uniform(rng) < 0.2)
                         continue; /* +inf */
@@ -342,7 +342,7 @@ static void test_gpipe_memory(void)
     for (int c = 0; c < 2; c++) {
         p->configs[c] = (ApsolveConfig){1, 1, 1, -1, {c, 0, 0}};
         p->cost[c] = c ? 2.0 : 1.0;
-        p->memory[c] = (ApsolveMemory){10, c ? 5 : 20, 10, 100};
+        *apsolve_memory_own(p, c) = (ApsolveMemory){10, c ? 5 : 20, 10, 100};
         p->max_n_succ_stages[c] = apsolve_max_n_succ_stages(100, 10, 10, c ? 5 : 20);
     }
     memset(&o, 0, sizeof o);
@@ -354,12 +354,12 @@ static void test_gpipe_memory(void)
     /* GPipe: 4 in flight, the peak holds one: 10 + 10 + 3 x 20 = 80 */
     o.schedule = APSOLVE_SCHEDULE_GPIPE;
     for (int c = 0; c < 2; c++)
-        p->memory[c].avail = 80;
+        apsolve_memory_own(p, c)->avail = 80;
     CU_ASSERT_FATAL(apsolve_solve(p, &o, &pl) == APSOLVE_OK);
     CU_ASSERT(pl->stages[0].config == 0); /* ... fits exactly, ... */
     CU_ASSERT(pl->stages[0].memory_needed == 80);
     apsolve_plan_free(&pl);
-    p->memory[0].avail = 79; /* ... and with one byte less it does not */
+    apsolve_memory_own(p, 0)->avail = 79; /* ... and with one byte less it does not */
     CU_ASSERT_FATAL(apsolve_solve(p, &o, &pl) == APSOLVE_OK);
     CU_ASSERT(pl->stages[0].config == 1);
     CU_ASSERT(pl->stages[0].in_flight == 4);
@@ -368,7 +368,7 @@ static void test_gpipe_memory(void)
     /* Alpa's rule (--objective alpa, plain config 0 only) counts all 4 on
      * top of the peak: 10 + 10 + 4 x 20 = 100 > 80, no plan */
     o.objective = APSOLVE_OBJECTIVE_ALPA;
-    p->memory[0].avail = 80;
+    apsolve_memory_own(p, 0)->avail = 80;
     CU_ASSERT(apsolve_solve(p, &o, &pl) == APSOLVE_EINFEASIBLE);
     apsolve_plan_free(&pl);
     apsolve_problem_free(&p);
@@ -393,7 +393,7 @@ static void test_3d_variant_choice(void)
         p->configs[c] = (ApsolveConfig){1, 2, 1, 0, {lvl[c], rec[c], zro[c]}};
         p->cost[c] = cost[c];
         p->apply_cost[c] = 0.5;
-        p->memory[c] = (ApsolveMemory){10 + inter[c], inter[c], 10, 50};
+        *apsolve_memory_own(p, c) = (ApsolveMemory){10 + inter[c], inter[c], 10, 50};
         p->max_n_succ_stages[c] = apsolve_max_n_succ_stages(50, 10 + inter[c], 10, inter[c]);
     }
     memset(&o, 0, sizeof o);
