@@ -116,6 +116,7 @@ typedef struct {
     int ng;
     double t, gemm;
     double wgrad; /* the kernels flagged wgrad (approf_wgrad_seconds_memo) */
+    double emb;   /* the embedding tables' gradient elements (ApprofPhasePrice) */
     double *win;
 } PriceMemoSum;
 /* What the collective loop of approf_phase_seconds_memo adds up over
@@ -145,6 +146,7 @@ struct ApprofPriceMemo {
     PriceMemoCollSum csum[PRICE_MEMO_COLL_SUMS];
     int csum_next;
     PriceMemoKernel kern[PRICE_MEMO_KERNELS];
+    uint64_t coll_priced; /* collectives priced (approf_collective_cost) for the table */
 };
 
 static void price_memo_forget_sums(ApprofPriceMemo *m)
@@ -178,7 +180,7 @@ static const PriceMemoSum *price_memo_sum(const ApprofPriceMemo *m, uint64_t id,
 /* Keeps the sums of the first n kernels of array id (without memory,
  * nothing). */
 static void price_memo_keep_sum(ApprofPriceMemo *m, uint64_t id, size_t n, int ng, double t,
-                                double gemm, double wgrad, const double *win)
+                                double gemm, double wgrad, double emb, const double *win)
 {
     PriceMemoSum *s = &m->sum[m->sum_next];
     size_t nw = ng > 0 ? 2 * ((size_t)ng + 1) : 0;
@@ -194,6 +196,7 @@ static void price_memo_keep_sum(ApprofPriceMemo *m, uint64_t id, size_t n, int n
     s->t = t;
     s->gemm = gemm;
     s->wgrad = wgrad;
+    s->emb = emb;
     s->win = w;
     m->sum_next = (m->sum_next + 1) % PRICE_MEMO_SUMS;
 }
@@ -241,7 +244,24 @@ static double price_memo_coll(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
     s->zero3 = c->zero3_unit > 0;
     s->bytes = c->bytes;
     s->seconds = approf_collective_cost(hw, c);
+    m->coll_priced++;
     return s->seconds;
+}
+
+ApprofPriceMemo *approf_price_memo_ready(ApprofPriceMemo **memo, const ApprofHardwareSpec *hw)
+{
+    return memo && hw ? price_memo_for(memo, hw) : NULL;
+}
+
+double approf_price_memo_collective(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
+                                    const ApprofCollective *c)
+{
+    return m ? price_memo_coll(m, hw, c) : approf_collective_cost(hw, c);
+}
+
+uint64_t approf_price_memo_collectives_priced(const ApprofPriceMemo *m)
+{
+    return m ? m->coll_priced : 0;
 }
 
 /* 1 when x and y have the same bits */
@@ -377,11 +397,19 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
 double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
                                  int ph, ApprofPriceMemo **memo)
 {
+    ApprofPhasePrice price;
+    return approf_phase_price_memo(hw, p, ph, memo, &price);
+}
+
+double approf_phase_price_memo(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph,
+                               ApprofPriceMemo **memo, ApprofPhasePrice *out)
+{
     ApprofPriceMemo *m = NULL;
-    double t = 0.0, gemm = 0.0, wgrad = 0.0, colls = 0.0, hidden, async_hidden = 0.0;
+    double t = 0.0, gemm = 0.0, wgrad = 0.0, emb = 0.0, colls = 0.0, hidden, async_hidden = 0.0;
     double slowed = 0.0, exposed = 0.0; /* tp_comm_overlap's (ub_account) */
     double stack_win[2 * 64], *win = stack_win;
     int ng;
+    memset(out, 0, sizeof *out);
     if (!hw || !p || ph < 0 || ph > 1)
         return 0.0;
     if (memo)
@@ -406,6 +434,8 @@ double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
     if (kept) {
         t = kept->t;
         gemm = kept->gemm;
+        wgrad = kept->wgrad;
+        emb = kept->emb;
         if (ng > 0)
             memcpy(win, kept->win, 2 * ((size_t)ng + 1) * sizeof *win);
     } else if (m) {
@@ -422,6 +452,7 @@ double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
         t = pre->t;
         gemm = pre->gemm;
         wgrad = pre->wgrad;
+        emb = pre->emb;
         if (ng > 0)
             memcpy(win, pre->win, 2 * ((size_t)ng + 1) * sizeof *win);
         from = mark;
@@ -432,15 +463,19 @@ double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
         t += k;
         if (kr->kind == APPROF_K_GEMM)
             gemm += k;
+        else if (approf_kernel_is_embedding_grad(kr))
+            emb += (double)kr->extent * (double)kr->cols;
         if (kr->wgrad)
             wgrad += k;
         if (kr->async_group > 0 && kr->async_group <= ng)
             win[2 * kr->async_group + (kr->async_wgrad ? 1 : 0)] += k;
         if (i + 1 == mark && !pre)
-            price_memo_keep_sum(m, mid, mark, ng, t, gemm, wgrad, win);
+            price_memo_keep_sum(m, mid, mark, ng, t, gemm, wgrad, emb, win);
     }
     if (!kept && id)
-        price_memo_keep_sum(m, id, nk, ng, t, gemm, wgrad, win);
+        price_memo_keep_sum(m, id, nk, ng, t, gemm, wgrad, emb, win);
+    out->wgrad_kernels = wgrad;
+    out->embedding_elements = emb;
     CollRun r = {t, 0.0, 0.0, 0.0, 0.0};
     size_t cfrom = 0, cmark = m ? p->n_coll_prefix[ph] : 0;
     if (cmark && p->coll_prefix[ph] && cmark <= p->n_colls[ph]) {
@@ -490,6 +525,7 @@ double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
      * (hw/zero3_overlap.c): only what the compute does not hide */
     if (hw->zero3_schedule > APPROF_ZERO3_SERIAL)
         t += approf_zero3_exposed(hw, p, ph, NULL);
+    out->seconds = t;
     return t;
 }
 
@@ -533,3 +569,15 @@ double approf_wgrad_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
     return w >= all ? bwd_seconds : bwd_seconds * (w / all);
 }
 
+double approf_wgrad_seconds_priced(double bwd_seconds, const ApprofPhasePrice *bwd)
+{
+    /* approf_wgrad_seconds_memo's rule with its w and all given */
+    double w, all;
+    if (!bwd || !isfinite(bwd_seconds) || bwd_seconds < 0)
+        return -1.0;
+    w = bwd->wgrad_kernels;
+    all = bwd->seconds;
+    if (!(all > 0))
+        return -1.0;
+    return w >= all ? bwd_seconds : bwd_seconds * (w / all);
+}

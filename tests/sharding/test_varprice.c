@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The variants' pricing from one pass (issue 38, varprice;
+ * docs/performance.md, "The variants' pricing from one pass"):
+ * approf_phase_price_memo's pass over a phase's kernels also gives the
+ * backward's weight-gradient kernels and embedding gradient elements, and
+ * the sweep's apply-grad and weight-gradient prices read them
+ * (approf_stage_apply_seconds_priced, approf_wgrad_seconds_priced) with
+ * the apply collectives priced through the memo: bit for bit the prices
+ * that go over the kernels again (approf_stage_apply_seconds,
+ * approf_wgrad_seconds), for the ZeRO stages of a GPT stage derived from
+ * one build (shared arrays and heads, so the memo's kept sums answer),
+ * with and without recomputation, on a device where they fit and one
+ * where they do not, the apply collectives hidden whole and in part.
+ */
+#include <CUnit/Basic.h>
+#include <string.h>
+
+#include "backend.h"
+#include "costdb.h"
+#include "cunit_run.h"
+#include "graph.h"
+#include "hardware.h"
+#include "model/zoo.h"
+#include "sharding/sharding.h"
+#include "stage.h"
+#include "zoo_fixture.h"
+
+static int same_bits(double a, double b)
+{
+    return !memcmp(&a, &b, sizeof a);
+}
+
+/* p priced as the sweep does (one memo for all) against the prices that
+ * go over its kernels again; *emb_seen when its backward holds an
+ * embedding gradient. */
+static void check_program(const ApprofHardwareSpec *hw, ApprofPriceMemo **memo,
+                          const ApprofStageProgram *p, int *emb_seen, int *oom_seen)
+{
+    ApprofMeasurement m[2];
+    ApprofPhasePrice price[2];
+    for (int ph = 0; ph < 2; ph++) {
+        CU_ASSERT_FATAL(approf_analytic_measure_priced(memo, p, ph, hw, &m[ph], &price[ph]) == 0);
+        CU_ASSERT(same_bits(price[ph].seconds, approf_phase_seconds(hw, p, ph)));
+        CU_ASSERT(same_bits(price[ph].seconds, m[ph].status == COSTDB_STATUS_OK
+                                                   ? m[ph].compute_cost
+                                                   : m[ph].unfit_cost));
+        *oom_seen |= m[ph].status == COSTDB_STATUS_OOM;
+    }
+    *emb_seen |= price[1].embedding_elements > 0;
+    ApprofPriceMemo *ready = approf_price_memo_ready(memo, hw);
+    CU_ASSERT_FATAL(ready != NULL);
+    double apply = approf_stage_apply_seconds_priced(hw, p, price, ready);
+    CU_ASSERT(same_bits(apply, approf_stage_apply_seconds(hw, p)));
+    /* priced again: every collective from the table */
+    uint64_t n = approf_price_memo_collectives_priced(ready);
+    CU_ASSERT(same_bits(approf_stage_apply_seconds_priced(hw, p, price, ready), apply));
+    CU_ASSERT(same_bits(approf_stage_apply_seconds_priced(hw, p, NULL, ready), apply));
+    CU_ASSERT_EQUAL(approf_price_memo_collectives_priced(ready), n);
+    for (int k = 0; k < 3; k++) {
+        double bwd = k == 0 ? price[1].seconds : k == 1 ? 0.75 * price[1].seconds : -1.0;
+        CU_ASSERT(same_bits(approf_wgrad_seconds_priced(bwd, &price[1]),
+                            approf_wgrad_seconds(hw, p, bwd)));
+    }
+}
+
+/* ZeRO 0..3 of the whole GPT on (a, b), derived from one build with kernel
+ * views as the sweep asks for them. */
+static void check_family(const ApprofGraph *g, const ApprofHardwareSpec *hw,
+                         ApprofPriceMemo **memo, int a, int b, int recompute, int *emb_seen,
+                         int *oom_seen, int *built)
+{
+    ApprofLayering l;
+    int begin = 0, end = (int)g->n_ops;
+    ApprofShardContext *ctx = NULL;
+    ApprofStageProgram p[4];
+    char err[256];
+    memset(&l, 0, sizeof l);
+    l.n_layers = 1;
+    l.op_begin = &begin;
+    l.op_end = &end;
+    memset(p, 0, sizeof p);
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &l, hw, 4, &ctx) == 0);
+    for (int z = 0; z <= 3; z++) {
+        ApprofShardRequest req;
+        memset(&req, 0, sizeof req);
+        req.mesh_hosts = 1;
+        req.mesh_gpus = a * b;
+        req.logical_a = a;
+        req.logical_b = b;
+        req.method = APPROF_ILP_SERIES_PARALLEL;
+        req.memory_levels = 1;
+        req.variant.recompute = recompute;
+        req.variant.zero = z;
+        req.zero_family = z ? 0u : 0xEu;
+        req.kernel_views = 1;
+        if (approf_shard_stage(ctx, &req, &p[z], err, sizeof err) == 0) {
+            check_program(hw, memo, &p[z], emb_seen, oom_seen);
+            (*built)++;
+        }
+    }
+    for (int z = 0; z <= 3; z++)
+        approf_stage_program_clear(&p[z]);
+    approf_shard_context_free(&ctx);
+}
+
+static void test_priced_from_one_pass(void)
+{
+    ApprofGraph *g = zoo_fixture_gpt(2);
+    int emb_seen = 0, oom_seen = 0, built = 0;
+    for (int k = 0; k < 4; k++) {
+        ApprofHardwareSpec hw;
+        ApprofPriceMemo *memo = NULL;
+        CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &hw) == 0);
+        hw.grad_overlap = k & 1 ? 1e-3 : 1.0; /* hidden in part, whole */
+        if (k & 2)
+            hw.device_memory = 64LL << 20; /* out of memory: unfit_cost */
+        for (int r = 0; r < COSTDB_RECOMPUTE_COUNT; r++) {
+            check_family(g, &hw, &memo, 8, 1, r, &emb_seen, &oom_seen, &built);
+            check_family(g, &hw, &memo, 2, 4, r, &emb_seen, &oom_seen, &built);
+        }
+        approf_price_memo_free(memo);
+    }
+    CU_ASSERT(built >= 4 * 2 * 4 * (COSTDB_RECOMPUTE_COUNT - 1));
+    CU_ASSERT(emb_seen);
+    CU_ASSERT(oom_seen);
+    approf_graph_free(&g);
+}
+
+int main(void)
+{
+    static const CunitTest tests[] = {
+        {"apply-grad and wgrad prices from the phases' one pass equal the full ones",
+         test_priced_from_one_pass},
+    };
+    return CUNIT_RUN("the variants' pricing from one pass", tests);
+}
