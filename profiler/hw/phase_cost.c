@@ -73,9 +73,12 @@ static int async_groups(const ApprofHardwareSpec *hw, const ApprofStageProgram *
  * (link_cost, rank_copies_seconds: of zero3_unit only whether it is set);
  * bytes compared bit for bit. */
 #define PRICE_MEMO_COLLS 4096
+/* The key in two words (coll_key): the bytes' bits, and the small fields
+ * packed with the slot's used bit on top, so that a look-up compares two
+ * words instead of seven fields (issue 38, varprice). */
 typedef struct {
-    int used, kind, group_size, hosts, crosses_hosts, span_hosts, zero3;
-    double bytes, seconds;
+    uint64_t bytes, small; /* small 0: an empty slot */
+    double seconds;
 } PriceMemoColl;
 /* What the kernel loop of approf_phase_seconds_memo sums over a shared
  * kernel array (approf_kernel_share_id) with ng async groups: the phase's
@@ -217,32 +220,47 @@ static ApprofPriceMemo *price_memo_for(ApprofPriceMemo **memo, const ApprofHardw
     return m;
 }
 
+/* Bits of the packed word of coll_key: kind, crosses_hosts, whether a
+ * ZeRO-3 unit is set, group_size, hosts, span_hosts, the used bit. */
+#define COLL_KEY_GROUP_BITS 20
+#define COLL_KEY_HOST_BITS 18
+
+/* c's key (PriceMemoColl): *bytes the bits of c->bytes, *small kind (3
+ * bits), crosses_hosts (1), zero3_unit > 0 (1), group_size (20), hosts
+ * (18), span_hosts (18) and bit 63 set; one-to-one on the fields
+ * approf_collective_cost reads (link_cost, rank_copies_seconds: of
+ * zero3_unit only whether it is set). 0 when a field is outside its bits
+ * (a negative one included): then c is priced without the table. */
+static inline int coll_key(const ApprofCollective *c, uint64_t *bytes, uint64_t *small)
+{
+    uint64_t kind = (unsigned)c->kind, cross = (unsigned)c->crosses_hosts,
+             group = (unsigned)c->group_size, hosts = (unsigned)c->hosts,
+             span = (unsigned)c->span_hosts;
+    if ((kind >> 3) | (cross >> 1) | (group >> COLL_KEY_GROUP_BITS) |
+        (hosts >> COLL_KEY_HOST_BITS) | (span >> COLL_KEY_HOST_BITS))
+        return 0;
+    memcpy(bytes, &c->bytes, sizeof *bytes);
+    *small = kind | cross << 3 | (uint64_t)(c->zero3_unit > 0) << 4 | group << 5 |
+             hosts << (5 + COLL_KEY_GROUP_BITS) |
+             span << (5 + COLL_KEY_GROUP_BITS + COLL_KEY_HOST_BITS) | 1ull << 63;
+    return 1;
+}
+
 static double price_memo_coll(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
                              const ApprofCollective *c)
 {
-    uint64_t b, h;
-    memcpy(&b, &c->bytes, sizeof b);
-    h = b * 0x9e3779b97f4a7c15ull;
-    h ^= ((uint64_t)(unsigned)c->kind << 56) ^ ((uint64_t)(unsigned)c->group_size << 32) ^
-         ((uint64_t)(unsigned)c->hosts << 16) ^ ((uint64_t)(unsigned)c->span_hosts << 4) ^
-         ((uint64_t)(c->crosses_hosts != 0) << 1) ^ (uint64_t)(c->zero3_unit > 0);
+    uint64_t b, w, h;
+    if (!coll_key(c, &b, &w))
+        return approf_collective_cost(hw, c);
+    h = b * 0x9e3779b97f4a7c15ull ^ w;
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ull;
     h ^= h >> 32;
     PriceMemoColl *s = &m->slot[h & (PRICE_MEMO_COLLS - 1)];
-    if (s->used && s->kind == (int)c->kind && s->group_size == c->group_size &&
-        s->hosts == c->hosts && s->crosses_hosts == c->crosses_hosts &&
-        s->span_hosts == c->span_hosts && s->zero3 == (c->zero3_unit > 0) &&
-        !memcmp(&s->bytes, &c->bytes, sizeof s->bytes))
+    if (s->small == w && s->bytes == b)
         return s->seconds;
-    s->used = 1;
-    s->kind = (int)c->kind;
-    s->group_size = c->group_size;
-    s->hosts = c->hosts;
-    s->crosses_hosts = c->crosses_hosts;
-    s->span_hosts = c->span_hosts;
-    s->zero3 = c->zero3_unit > 0;
-    s->bytes = c->bytes;
+    s->bytes = b;
+    s->small = w;
     s->seconds = approf_collective_cost(hw, c);
     m->coll_priced++;
     return s->seconds;

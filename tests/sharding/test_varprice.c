@@ -11,7 +11,10 @@
  * approf_wgrad_seconds), for the ZeRO stages of a GPT stage derived from
  * one build (shared arrays and heads, so the memo's kept sums answer),
  * with and without recomputation, on a device where they fit and one
- * where they do not, the apply collectives hidden whole and in part.
+ * where they do not, the apply collectives hidden whole and in part. The
+ * memo's collective key packed in two words: every field it keys on
+ * gives another price where approf_collective_cost does, and a field
+ * outside its bits is priced without the table.
  */
 #include <CUnit/Basic.h>
 #include <string.h>
@@ -127,11 +130,63 @@ static void test_priced_from_one_pass(void)
     approf_graph_free(&g);
 }
 
+/* One collective per field the key holds, each differing from the first
+ * in that field only, priced through one table (twice) and without it. */
+static void test_collective_key(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofPriceMemo *memo = NULL, *m;
+    CU_ASSERT_FATAL(approf_hardware_builtin("h100-sxm", &hw) == 0);
+    hw.scaleup_gpus = 16; /* span_hosts read (costdb_collective_domains) */
+    hw.zero3_rank_copies = 1; /* zero3_unit read (rank_copies_seconds) */
+    ApprofCollective c[9];
+    memset(c, 0, sizeof c);
+    c[0].kind = APPROF_COLL_ALL_GATHER;
+    c[0].group_size = 16;
+    c[0].hosts = 2;
+    c[0].crosses_hosts = 1;
+    c[0].bytes = 1 << 24;
+    for (int i = 1; i < 9; i++)
+        c[i] = c[0];
+    c[1].kind = APPROF_COLL_REDUCE_SCATTER;
+    c[2].group_size = 32;
+    c[3].hosts = 4;
+    c[4].crosses_hosts = 0;
+    c[5].span_hosts = 3;
+    c[6].zero3_unit = 2;
+    c[7].bytes = 1 << 25;
+    c[8].bytes = nextafter(c[0].bytes, 0.0); /* the last bit of the bytes */
+    m = approf_price_memo_ready(&memo, &hw);
+    CU_ASSERT_FATAL(m != NULL);
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < 9; i++)
+            CU_ASSERT(same_bits(approf_price_memo_collective(m, &hw, &c[i]),
+                                approf_collective_cost(&hw, &c[i])));
+    CU_ASSERT_EQUAL(approf_price_memo_collectives_priced(m), 9);
+    int differ = 0;
+    for (int i = 1; i < 9; i++)
+        differ += !same_bits(approf_collective_cost(&hw, &c[i]), approf_collective_cost(&hw, &c[0]));
+    CU_ASSERT(differ >= 6); /* the fields matter to the price */
+    /* outside the key's bits: priced, not kept */
+    ApprofCollective big = c[0], neg = c[0];
+    big.group_size = 1 << 21;
+    big.hosts = 1 << 18;
+    neg.span_hosts = -1;
+    CU_ASSERT(same_bits(approf_price_memo_collective(m, &hw, &big),
+                        approf_collective_cost(&hw, &big)));
+    CU_ASSERT(same_bits(approf_price_memo_collective(m, &hw, &neg),
+                        approf_collective_cost(&hw, &neg)));
+    CU_ASSERT_EQUAL(approf_price_memo_collectives_priced(m), 9);
+    approf_price_memo_free(memo);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"apply-grad and wgrad prices from the phases' one pass equal the full ones",
          test_priced_from_one_pass},
+        {"the packed collective key: one price per field, outside its bits not kept",
+         test_collective_key},
     };
     return CUNIT_RUN("the variants' pricing from one pass", tests);
 }
