@@ -648,6 +648,10 @@ double approf_price_memo_collective(ApprofPriceMemo *m, const ApprofHardwareSpec
 /* How many collectives m priced (approf_collective_cost) to fill its
  * table: what a test of a price kept reads. */
 uint64_t approf_price_memo_collectives_priced(const ApprofPriceMemo *m);
+/* How many kernels m priced (approf_kernel_seconds) in the phases it
+ * priced: the kept ones once (a GEMM by its whole key, a memory-bound
+ * kernel by kind and bytes), a cross-entropy's every time. */
+uint64_t approf_price_memo_kernels_priced(const ApprofPriceMemo *m);
 /* ZeRO-3 under an overlapping schedule (hw->zero3_schedule, the
  * collectives' zero3_unit marks; hw/zero3_overlap.c): the seconds of phase
  * ph's marked collectives that compute does not hide, from a two-stream

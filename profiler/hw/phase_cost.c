@@ -113,6 +113,17 @@ typedef struct {
     PriceMemoKernelKey key;
     double seconds;
 } PriceMemoKernel;
+/* A memory-bound kernel's price (kind past APPROF_K_CONV_BWD_FILTER, no
+ * cross-entropy: loss 0) kept by the only fields cost.c's kernel_seconds
+ * reads of it then, its kind (a reduction or not) and bytes (bit for
+ * bit): two words compared, fewer operations than the price itself
+ * (issue 38, varprice). kind_used: the kind + 1 in a slot filled, 0 in an
+ * empty one. */
+#define PRICE_MEMO_STREAMS 4096
+typedef struct {
+    uint64_t bytes, kind_used;
+    double seconds;
+} PriceMemoStream;
 typedef struct {
     uint64_t id;
     size_t n;
@@ -149,7 +160,9 @@ struct ApprofPriceMemo {
     PriceMemoCollSum csum[PRICE_MEMO_COLL_SUMS];
     int csum_next;
     PriceMemoKernel kern[PRICE_MEMO_KERNELS];
+    PriceMemoStream stream[PRICE_MEMO_STREAMS];
     uint64_t coll_priced; /* collectives priced (approf_collective_cost) for the table */
+    uint64_t kern_priced; /* kernels priced (approf_kernel_seconds) through the tables */
 };
 
 static void price_memo_forget_sums(ApprofPriceMemo *m)
@@ -214,6 +227,7 @@ static ApprofPriceMemo *price_memo_for(ApprofPriceMemo **memo, const ApprofHardw
     if (memcmp(&m->hw, hw, sizeof *hw)) {
         memset(m->slot, 0, sizeof m->slot);
         memset(m->kern, 0, sizeof m->kern);
+        memset(m->stream, 0, sizeof m->stream);
         price_memo_forget_sums(m);
         memcpy(&m->hw, hw, sizeof *hw);
     }
@@ -282,6 +296,11 @@ uint64_t approf_price_memo_collectives_priced(const ApprofPriceMemo *m)
     return m ? m->coll_priced : 0;
 }
 
+uint64_t approf_price_memo_kernels_priced(const ApprofPriceMemo *m)
+{
+    return m ? m->kern_priced : 0;
+}
+
 /* 1 when x and y have the same bits */
 static inline int same_bits(double x, double y)
 {
@@ -302,26 +321,13 @@ static inline int kernel_key_is(const PriceMemoKernelKey *s, const ApprofKernel 
            s->elements == k->elements && s->attn_skv == k->attn_skv;
 }
 
-/* approf_kernel_seconds(hw, k), kept in m (PriceMemoKernel) when m is
- * not NULL: the same function of the same fields, so the same bits. */
-static double price_memo_kernel(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
-                                const ApprofKernel *k)
+/* The misses of price_memo_kernel: k priced into slot s (kept out of
+ * line, so that the look-up inlines into the phase's loop) */
+static __attribute__((noinline)) double price_memo_kernel_fill(ApprofPriceMemo *m,
+                                                              PriceMemoKernel *s,
+                                                              const ApprofHardwareSpec *hw,
+                                                              const ApprofKernel *k)
 {
-    uint64_t f, b, h;
-    if (!m || k->kind > APPROF_K_CONV_BWD_FILTER)
-        return approf_kernel_seconds(hw, k);
-    /* the slot from the sizes (flops, bytes, m, n, k); the whole key is
-     * compared */
-    memcpy(&f, &k->flops, sizeof f);
-    memcpy(&b, &k->bytes, sizeof b);
-    h = (f * 0x9e3779b97f4a7c15ull) ^ b ^ ((uint64_t)k->m << 40) ^ ((uint64_t)k->n << 20) ^
-        (uint64_t)k->k;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 32;
-    PriceMemoKernel *s = &m->kern[h & (PRICE_MEMO_KERNELS - 1)];
-    if (kernel_key_is(&s->key, k))
-        return s->seconds;
     s->key.kind = (int32_t)k->kind;
     s->key.dtype = (int32_t)k->dtype;
     s->key.attention = k->attention;
@@ -338,7 +344,62 @@ static double price_memo_kernel(ApprofPriceMemo *m, const ApprofHardwareSpec *hw
     s->key.bytes = k->bytes;
     s->key.store_bytes = k->store_bytes;
     s->seconds = approf_kernel_seconds(hw, k);
+    m->kern_priced++;
     return s->seconds;
+}
+
+static __attribute__((noinline)) double price_memo_stream_fill(ApprofPriceMemo *m,
+                                                              PriceMemoStream *s,
+                                                              const ApprofHardwareSpec *hw,
+                                                              const ApprofKernel *k,
+                                                              uint64_t bytes, uint64_t kind)
+{
+    s->kind_used = kind;
+    s->bytes = bytes;
+    s->seconds = approf_kernel_seconds(hw, k);
+    m->kern_priced++;
+    return s->seconds;
+}
+
+/* approf_kernel_seconds(hw, k), kept in m (PriceMemoKernel, or
+ * PriceMemoStream for a memory-bound kernel) when m is not NULL: the same
+ * function of the same fields, so the same bits. */
+static inline double price_memo_kernel(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
+                                       const ApprofKernel *k)
+{
+    uint64_t f, b, h;
+    if (!m)
+        return approf_kernel_seconds(hw, k);
+    if (k->kind > APPROF_K_CONV_BWD_FILTER && k->loss) {
+        m->kern_priced++; /* a cross-entropy's: not kept */
+        return approf_kernel_seconds(hw, k);
+    }
+    if (k->kind > APPROF_K_CONV_BWD_FILTER) {
+        /* memory bound (PriceMemoStream) */
+        uint64_t kind = (uint64_t)(unsigned)k->kind + 1;
+        memcpy(&b, &k->bytes, sizeof b);
+        h = b * 0x9e3779b97f4a7c15ull ^ kind;
+        h ^= h >> 29;
+        h *= 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 32;
+        PriceMemoStream *ms = &m->stream[h & (PRICE_MEMO_STREAMS - 1)];
+        if (ms->kind_used == kind && ms->bytes == b)
+            return ms->seconds;
+        return price_memo_stream_fill(m, ms, hw, k, b, kind);
+    }
+    /* the slot from the sizes (flops, bytes, m, n, k); the whole key is
+     * compared */
+    memcpy(&f, &k->flops, sizeof f);
+    memcpy(&b, &k->bytes, sizeof b);
+    h = (f * 0x9e3779b97f4a7c15ull) ^ b ^ ((uint64_t)k->m << 40) ^ ((uint64_t)k->n << 20) ^
+        (uint64_t)k->k;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    PriceMemoKernel *s = &m->kern[h & (PRICE_MEMO_KERNELS - 1)];
+    if (kernel_key_is(&s->key, k))
+        return s->seconds;
+    return price_memo_kernel_fill(m, s, hw, k);
 }
 
 /* Collectives [from, to) of p's phase ph added onto r in order: each

@@ -14,7 +14,8 @@
  * where they do not, the apply collectives hidden whole and in part. The
  * memo's collective key packed in two words: every field it keys on
  * gives another price where approf_collective_cost does, and a field
- * outside its bits is priced without the table.
+ * outside its bits is priced without the table. A memory-bound kernel's
+ * price kept by kind and bytes.
  */
 #include <CUnit/Basic.h>
 #include <string.h>
@@ -190,6 +191,48 @@ static void test_collective_key(void)
     approf_price_memo_free(memo);
 }
 
+/* Memory-bound kernels kept by kind and bytes: a phase of them priced
+ * twice through one memo prices each distinct (kind, bytes) once, a
+ * cross-entropy's kernel every time, and gives approf_phase_seconds' bits. */
+static void test_stream_kernels(void)
+{
+    ApprofHardwareSpec hw;
+    ApprofPriceMemo *memo = NULL;
+    ApprofKernel k[8];
+    ApprofStageProgram p;
+    CU_ASSERT_FATAL(approf_hardware_builtin("h100-sxm", &hw) == 0);
+    hw.reduction_efficiency = 0.5; /* a reduction's price is not an elementwise one's */
+    memset(k, 0, sizeof k);
+    for (int i = 0; i < 8; i++) {
+        k[i].kind = APPROF_K_ELEMENTWISE;
+        k[i].dtype = APPROF_BF16;
+        k[i].bytes = 3e8;
+        k[i].elements = 1 << 20;
+    }
+    k[1].kind = APPROF_K_REDUCTION;              /* another kind */
+    k[2].bytes = nextafter(3e8, 0.0);            /* the bytes' last bit */
+    k[3].elements = 1 << 22;                     /* not read: the same price */
+    k[4].kind = APPROF_K_GATHER;                 /* another kind */
+    k[5].loss = 2;                               /* a cross-entropy's backward: not kept */
+    k[5].kind = APPROF_K_REDUCTION;
+    k[6].kind = APPROF_K_COPY;
+    k[7] = k[0];
+    memset(&p, 0, sizeof p);
+    p.kernels[0] = k;
+    p.n_kernels[0] = 8;
+    double want = approf_phase_seconds(&hw, &p, 0);
+    CU_ASSERT(same_bits(approf_phase_seconds_memo(&hw, &p, 0, &memo), want));
+    /* 0, 1, 2, 4, 6 and the loss kernel */
+    CU_ASSERT_EQUAL(approf_price_memo_kernels_priced(memo), 6);
+    CU_ASSERT(same_bits(approf_phase_seconds_memo(&hw, &p, 0, &memo), want));
+    CU_ASSERT_EQUAL(approf_price_memo_kernels_priced(memo), 7);
+    double e0 = approf_kernel_seconds(&hw, &k[0]);
+    CU_ASSERT(!same_bits(approf_kernel_seconds(&hw, &k[1]), e0));
+    CU_ASSERT(!same_bits(approf_kernel_seconds(&hw, &k[2]), e0));
+    CU_ASSERT(same_bits(approf_kernel_seconds(&hw, &k[3]), e0));
+    approf_price_memo_free(memo);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -197,6 +240,8 @@ int main(void)
          test_priced_from_one_pass},
         {"the packed collective key: one price per field, outside its bits not kept",
          test_collective_key},
+        {"memory-bound kernels kept by kind and bytes, a cross-entropy's not",
+         test_stream_kernels},
     };
     return CUNIT_RUN("the variants' pricing from one pass", tests);
 }
