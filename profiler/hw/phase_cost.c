@@ -100,8 +100,9 @@ typedef struct {
  * attention_rate.c's approf_attention_efficiency (attn_skv); reals
  * compared bit for bit. A stage's layers repeat the same GEMMs, so a
  * build's arrays hold few distinct ones. Only the kinds priced through the
- * GEMM rates are kept (APPROF_K_GEMM .. APPROF_K_CONV_BWD_FILTER): a
- * memory-bound kernel's price is a few operations, less than a look-up.
+ * GEMM rates are kept here (APPROF_K_GEMM .. APPROF_K_CONV_BWD_FILTER): a
+ * memory-bound kernel's price is a few operations, less than a look-up by
+ * this key, and is kept by its kind and bytes alone (PriceMemoStream).
  * `used` is 1 in a slot filled, 0 in an empty one. */
 #define PRICE_MEMO_KERNELS 2048
 typedef struct {
