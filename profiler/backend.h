@@ -120,6 +120,13 @@ int approf_backend_prices_phases(const ApprofBackend *b);
  * memo of its own thread's. */
 int approf_analytic_measure_memo(ApprofPriceMemo **memo, const ApprofStageProgram *p, int phase,
                                  const ApprofHardwareSpec *hw, ApprofMeasurement *out);
+/* The same, with what the pass over the phase's kernels gives besides its
+ * seconds in *price (approf_phase_price_memo): the apply-grad and
+ * weight-gradient prices read from it (approf_stage_apply_seconds_priced,
+ * approf_wgrad_seconds_priced). */
+int approf_analytic_measure_priced(ApprofPriceMemo **memo, const ApprofStageProgram *p, int phase,
+                                   const ApprofHardwareSpec *hw, ApprofMeasurement *out,
+                                   ApprofPhasePrice *price);
 /* Opens the CUDA module; APPROF_ENODEV with a one-line reason when the module,
  * the driver or a device is missing. */
 int approf_backend_cuda(ApprofBackend *out, char *err, size_t errlen);

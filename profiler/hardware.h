@@ -603,6 +603,55 @@ double approf_wgrad_seconds_of(const ApprofHardwareSpec *hw, const struct Approf
 double approf_wgrad_seconds_memo(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p,
                                  double bwd_seconds, const double *bwd_phase,
                                  ApprofPriceMemo **memo);
+/* What one pass over a phase's kernels gives besides its seconds, so that
+ * a sweep prices a program's phases once and reads the apply-grad and
+ * weight-gradient prices from them (docs/performance.md, "The variants'
+ * pricing from one pass", issue 38): seconds, approf_phase_seconds;
+ * wgrad_kernels, its kernels flagged wgrad summed in order (what
+ * approf_wgrad_seconds splits by); embedding_elements, its input
+ * embedding tables' gradient elements summed in order (what the apply
+ * price's last bucket holds at least; read of the backward). */
+/* 1 when k is an input embedding table's gradient, the scatter-add an
+ * embedding's backward lowers to (model/opsem.c), with its table's local
+ * rows x columns in extent x cols (model/kernel_op.c): what the apply-grad
+ * price's last gradient bucket holds at least (hw/cost.c, exposed_tail).
+ * The one rule for approf_stage_apply_seconds and approf_phase_price_memo. */
+static inline int approf_kernel_is_embedding_grad(const ApprofKernel *k)
+{
+    return k->kind == APPROF_K_GATHER && k->wgrad && k->kop == APPROF_CUDA_OP_EMBEDDING &&
+           k->extent > 0 && k->cols > 0;
+}
+typedef struct ApprofPhasePrice {
+    double seconds, wgrad_kernels, embedding_elements;
+} ApprofPhasePrice;
+/* approf_phase_seconds_memo, with *out filled (zeroed on bad input);
+ * returns out->seconds. */
+double approf_phase_price_memo(const ApprofHardwareSpec *hw, const struct ApprofStageProgram *p,
+                               int ph, ApprofPriceMemo **memo, ApprofPhasePrice *out);
+/* approf_wgrad_seconds_of, bit for bit, from the backward's price
+ * (approf_phase_price_memo of the same program and spec, phase 1). */
+double approf_wgrad_seconds_priced(double bwd_seconds, const ApprofPhasePrice *bwd);
+/* approf_stage_apply_seconds, bit for bit, from the phases' prices
+ * (approf_phase_price_memo of the same program and spec; NULL: priced
+ * here), its collectives priced through m (approf_price_memo_ready;
+ * NULL: approf_collective_cost). */
+double approf_stage_apply_seconds_priced(const ApprofHardwareSpec *hw,
+                                         const struct ApprofStageProgram *p,
+                                         const ApprofPhasePrice *phase, ApprofPriceMemo *m);
+/* *memo ready for hw (allocated, emptied for another spec); NULL without
+ * memory or when memo or hw is NULL. */
+ApprofPriceMemo *approf_price_memo_ready(ApprofPriceMemo **memo, const ApprofHardwareSpec *hw);
+/* approf_collective_cost(hw, c), kept in m (from approf_price_memo_ready
+ * for hw; NULL: not kept): the same bits. */
+double approf_price_memo_collective(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
+                                    const struct ApprofCollective *c);
+/* How many collectives m priced (approf_collective_cost) to fill its
+ * table: what a test of a price kept reads. */
+uint64_t approf_price_memo_collectives_priced(const ApprofPriceMemo *m);
+/* How many kernels m priced (approf_kernel_seconds) in the phases it
+ * priced: the kept ones once (a GEMM by its whole key, a memory-bound
+ * kernel by kind and bytes), a cross-entropy's every time. */
+uint64_t approf_price_memo_kernels_priced(const ApprofPriceMemo *m);
 /* ZeRO-3 under an overlapping schedule (hw->zero3_schedule, the
  * collectives' zero3_unit marks; hw/zero3_overlap.c): the seconds of phase
  * ph's marked collectives that compute does not hide, from a two-stream

@@ -20,13 +20,21 @@
 int approf_analytic_measure_memo(ApprofPriceMemo **memo, const ApprofStageProgram *p, int phase,
                                  const ApprofHardwareSpec *hw, ApprofMeasurement *out)
 {
+    ApprofPhasePrice price;
+    return approf_analytic_measure_priced(memo, p, phase, hw, out, &price);
+}
+
+int approf_analytic_measure_priced(ApprofPriceMemo **memo, const ApprofStageProgram *p, int phase,
+                                   const ApprofHardwareSpec *hw, ApprofMeasurement *out,
+                                   ApprofPhasePrice *price)
+{
     double cost;
     int64_t avail;
 
-    if (!p || !hw || !out || phase < 0 || phase > 1)
+    if (!p || !hw || !out || !price || phase < 0 || phase > 1)
         return APPROF_EINVAL;
     memset(out, 0, sizeof *out);
-    cost = approf_phase_seconds_memo(hw, p, phase, memo);
+    cost = approf_phase_price_memo(hw, p, phase, memo, price);
     avail = approf_hardware_available_memory(hw);
     out->peak_memory = p->peak_memory[phase];
     out->available_memory = avail;

@@ -351,11 +351,13 @@ static double loss_f32_seconds(const ApprofHardwareSpec *hw, const ApprofKernel 
 
 static double kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k);
 
-/* A kernel's time, and after a cross-entropy's backward the framework's
- * no-grad metric passes over the logits (hw/loss_metric.c) */
+/* A kernel's time, and after a cross-entropy's backward (loss 2) the
+ * framework's no-grad metric passes over the logits (hw/loss_metric.c;
+ * 0 for every other kernel, added all the same so that the sum's bits do
+ * not depend on the test: the call skipped on the sweep's hot path) */
 double approf_kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k)
 {
-    return kernel_seconds(hw, k) + approf_loss_metric_seconds(hw, k);
+    return kernel_seconds(hw, k) + (k && k->loss == 2 ? approf_loss_metric_seconds(hw, k) : 0.0);
 }
 
 static double kernel_seconds(const ApprofHardwareSpec *hw, const ApprofKernel *k)
@@ -529,8 +531,7 @@ static double embedding_grad_elements(const ApprofStageProgram *p)
     double e = 0.0;
     for (size_t i = 0, nk = approf_phase_kernel_count(p, 1); i < nk; i++) {
         const ApprofKernel *k = approf_phase_kernel(p, 1, i);
-        if (k->kind == APPROF_K_GATHER && k->wgrad && k->kop == APPROF_CUDA_OP_EMBEDDING &&
-            k->extent > 0 && k->cols > 0)
+        if (approf_kernel_is_embedding_grad(k))
             e += (double)k->extent * (double)k->cols;
     }
     return e;
@@ -556,8 +557,9 @@ static double embedding_grad_elements(const ApprofStageProgram *p)
  * the updated parameters (--overlap-param-gather, Apex overlap_param_sync)
  * moves the same buckets in the forward's order, the embedding's first, at
  * the parameters' width. 0 without buckets (all of it may hide). */
-static double exposed_tail(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
-                           const ApprofCollective *w, double ratio, double emb_elems)
+static double exposed_tail(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
+                           const ApprofStageProgram *p, const ApprofCollective *w, double ratio,
+                           double emb_elems)
 {
     ApprofCollective b = *w;
     double param_bytes = p->dtype == APPROF_F32 ? 4.0 : 2.0, cap, emb;
@@ -574,11 +576,15 @@ static double exposed_tail(const ApprofHardwareSpec *hw, const ApprofStageProgra
         cap = emb;
     if (b.bytes > cap)
         b.bytes = cap;
-    return approf_collective_cost(hw, &b);
+    return approf_price_memo_collective(m, hw, &b);
 }
 
-double approf_stage_apply_seconds_of(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
-                                     const double *phase)
+/* approf_stage_apply_seconds with the phases' seconds (NULL: priced here),
+ * the backward's embedding gradient elements (emb_known 0: read here) and
+ * the collectives priced through m (NULL: not kept) */
+static double apply_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
+                            const double *phase, int emb_known, double emb_elems,
+                            ApprofPriceMemo *m)
 {
     double t = 0.0, hide[2] = {0.0, 0.0}, ratio, emb;
     int any = 0;
@@ -598,7 +604,7 @@ double approf_stage_apply_seconds_of(const ApprofHardwareSpec *hw, const ApprofS
      * reduces bf16 models' gradients in f32); ZeRO's all-gather moves
      * parameters, in the model's dtype */
     ratio = costdb_grad_buffer_ratio(hw->grad_reduce_bytes, p->dtype == APPROF_F32 ? 4.0 : 2.0);
-    emb = any && hw->grad_overlap > 0 ? embedding_grad_elements(p) : 0.0;
+    emb = !(any && hw->grad_overlap > 0) ? 0.0 : emb_known ? emb_elems : embedding_grad_elements(p);
     for (size_t i = 0; i < p->n_apply_colls && i < 2; i++) {
         const ApprofCollective *c = &p->apply_colls[i];
         ApprofCollective w;
@@ -608,10 +614,10 @@ double approf_stage_apply_seconds_of(const ApprofHardwareSpec *hw, const ApprofS
         w = *c;
         if (c->kind != APPROF_COLL_ALL_GATHER)
             w.bytes *= ratio;
-        full = approf_collective_cost(hw, &w);
+        full = approf_price_memo_collective(m, hw, &w);
         h = c->kind == APPROF_COLL_ALL_GATHER ? hide[0] : hide[1];
         if (h > 0) {
-            last = exposed_tail(hw, p, &w, ratio, emb);
+            last = exposed_tail(hw, m, p, &w, ratio, emb);
             if (full > last) {
                 double hid = approf_overlap_hidden(hw, full - last, h);
                 full = hid >= full - last ? last : full - hid;
@@ -629,4 +635,21 @@ double approf_stage_apply_seconds_of(const ApprofHardwareSpec *hw, const ApprofS
     return t + zero3_post_step_seconds(hw, p) + approf_metric_sync_seconds(hw, p) +
            approf_grad_presync_seconds(hw, p) +
            approf_param_loop_seconds(hw, p);
+}
+
+double approf_stage_apply_seconds_of(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
+                                     const double *phase)
+{
+    return apply_seconds(hw, p, phase, 0, 0.0, NULL);
+}
+
+double approf_stage_apply_seconds_priced(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
+                                         const ApprofPhasePrice *phase, ApprofPriceMemo *m)
+{
+    double s[2];
+    if (!phase)
+        return apply_seconds(hw, p, NULL, 0, 0.0, m);
+    s[0] = phase[0].seconds;
+    s[1] = phase[1].seconds;
+    return apply_seconds(hw, p, s, 1, phase[1].embedding_elements, m);
 }

@@ -73,9 +73,12 @@ static int async_groups(const ApprofHardwareSpec *hw, const ApprofStageProgram *
  * (link_cost, rank_copies_seconds: of zero3_unit only whether it is set);
  * bytes compared bit for bit. */
 #define PRICE_MEMO_COLLS 4096
+/* The key in two words (coll_key): the bytes' bits, and the small fields
+ * packed with the slot's used bit on top, so that a look-up compares two
+ * words instead of seven fields (issue 38, varprice). */
 typedef struct {
-    int used, kind, group_size, hosts, crosses_hosts, span_hosts, zero3;
-    double bytes, seconds;
+    uint64_t bytes, small; /* small 0: an empty slot */
+    double seconds;
 } PriceMemoColl;
 /* What the kernel loop of approf_phase_seconds_memo sums over a shared
  * kernel array (approf_kernel_share_id) with ng async groups: the phase's
@@ -97,8 +100,9 @@ typedef struct {
  * attention_rate.c's approf_attention_efficiency (attn_skv); reals
  * compared bit for bit. A stage's layers repeat the same GEMMs, so a
  * build's arrays hold few distinct ones. Only the kinds priced through the
- * GEMM rates are kept (APPROF_K_GEMM .. APPROF_K_CONV_BWD_FILTER): a
- * memory-bound kernel's price is a few operations, less than a look-up.
+ * GEMM rates are kept here (APPROF_K_GEMM .. APPROF_K_CONV_BWD_FILTER): a
+ * memory-bound kernel's price is a few operations, less than a look-up by
+ * this key, and is kept by its kind and bytes alone (PriceMemoStream).
  * `used` is 1 in a slot filled, 0 in an empty one. */
 #define PRICE_MEMO_KERNELS 2048
 typedef struct {
@@ -110,12 +114,24 @@ typedef struct {
     PriceMemoKernelKey key;
     double seconds;
 } PriceMemoKernel;
+/* A memory-bound kernel's price (kind past APPROF_K_CONV_BWD_FILTER, no
+ * cross-entropy: loss 0) kept by the only fields cost.c's kernel_seconds
+ * reads of it then, its kind (a reduction or not) and bytes (bit for
+ * bit): two words compared, fewer operations than the price itself
+ * (issue 38, varprice). kind_used: the kind + 1 in a slot filled, 0 in an
+ * empty one. */
+#define PRICE_MEMO_STREAMS 4096
+typedef struct {
+    uint64_t bytes, kind_used;
+    double seconds;
+} PriceMemoStream;
 typedef struct {
     uint64_t id;
     size_t n;
     int ng;
     double t, gemm;
     double wgrad; /* the kernels flagged wgrad (approf_wgrad_seconds_memo) */
+    double emb;   /* the embedding tables' gradient elements (ApprofPhasePrice) */
     double *win;
 } PriceMemoSum;
 /* What the collective loop of approf_phase_seconds_memo adds up over
@@ -145,6 +161,9 @@ struct ApprofPriceMemo {
     PriceMemoCollSum csum[PRICE_MEMO_COLL_SUMS];
     int csum_next;
     PriceMemoKernel kern[PRICE_MEMO_KERNELS];
+    PriceMemoStream stream[PRICE_MEMO_STREAMS];
+    uint64_t coll_priced; /* collectives priced (approf_collective_cost) for the table */
+    uint64_t kern_priced; /* kernels priced (approf_kernel_seconds) through the tables */
 };
 
 static void price_memo_forget_sums(ApprofPriceMemo *m)
@@ -178,7 +197,7 @@ static const PriceMemoSum *price_memo_sum(const ApprofPriceMemo *m, uint64_t id,
 /* Keeps the sums of the first n kernels of array id (without memory,
  * nothing). */
 static void price_memo_keep_sum(ApprofPriceMemo *m, uint64_t id, size_t n, int ng, double t,
-                                double gemm, double wgrad, const double *win)
+                                double gemm, double wgrad, double emb, const double *win)
 {
     PriceMemoSum *s = &m->sum[m->sum_next];
     size_t nw = ng > 0 ? 2 * ((size_t)ng + 1) : 0;
@@ -194,6 +213,7 @@ static void price_memo_keep_sum(ApprofPriceMemo *m, uint64_t id, size_t n, int n
     s->t = t;
     s->gemm = gemm;
     s->wgrad = wgrad;
+    s->emb = emb;
     s->win = w;
     m->sum_next = (m->sum_next + 1) % PRICE_MEMO_SUMS;
 }
@@ -208,40 +228,78 @@ static ApprofPriceMemo *price_memo_for(ApprofPriceMemo **memo, const ApprofHardw
     if (memcmp(&m->hw, hw, sizeof *hw)) {
         memset(m->slot, 0, sizeof m->slot);
         memset(m->kern, 0, sizeof m->kern);
+        memset(m->stream, 0, sizeof m->stream);
         price_memo_forget_sums(m);
         memcpy(&m->hw, hw, sizeof *hw);
     }
     return m;
 }
 
+/* Bits of the packed word of coll_key: kind, crosses_hosts, whether a
+ * ZeRO-3 unit is set, group_size, hosts, span_hosts, the used bit. */
+#define COLL_KEY_GROUP_BITS 20
+#define COLL_KEY_HOST_BITS 18
+
+/* c's key (PriceMemoColl): *bytes the bits of c->bytes, *small kind (3
+ * bits), crosses_hosts (1), zero3_unit > 0 (1), group_size (20), hosts
+ * (18), span_hosts (18) and bit 63 set; one-to-one on the fields
+ * approf_collective_cost reads (link_cost, rank_copies_seconds: of
+ * zero3_unit only whether it is set). 0 when a field is outside its bits
+ * (a negative one included): then c is priced without the table. */
+static inline int coll_key(const ApprofCollective *c, uint64_t *bytes, uint64_t *small)
+{
+    uint64_t kind = (unsigned)c->kind, cross = (unsigned)c->crosses_hosts,
+             group = (unsigned)c->group_size, hosts = (unsigned)c->hosts,
+             span = (unsigned)c->span_hosts;
+    if ((kind >> 3) | (cross >> 1) | (group >> COLL_KEY_GROUP_BITS) |
+        (hosts >> COLL_KEY_HOST_BITS) | (span >> COLL_KEY_HOST_BITS))
+        return 0;
+    memcpy(bytes, &c->bytes, sizeof *bytes);
+    *small = kind | cross << 3 | (uint64_t)(c->zero3_unit > 0) << 4 | group << 5 |
+             hosts << (5 + COLL_KEY_GROUP_BITS) |
+             span << (5 + COLL_KEY_GROUP_BITS + COLL_KEY_HOST_BITS) | 1ull << 63;
+    return 1;
+}
+
 static double price_memo_coll(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
                              const ApprofCollective *c)
 {
-    uint64_t b, h;
-    memcpy(&b, &c->bytes, sizeof b);
-    h = b * 0x9e3779b97f4a7c15ull;
-    h ^= ((uint64_t)(unsigned)c->kind << 56) ^ ((uint64_t)(unsigned)c->group_size << 32) ^
-         ((uint64_t)(unsigned)c->hosts << 16) ^ ((uint64_t)(unsigned)c->span_hosts << 4) ^
-         ((uint64_t)(c->crosses_hosts != 0) << 1) ^ (uint64_t)(c->zero3_unit > 0);
+    uint64_t b, w, h;
+    if (!coll_key(c, &b, &w))
+        return approf_collective_cost(hw, c);
+    h = b * 0x9e3779b97f4a7c15ull ^ w;
     h ^= h >> 29;
     h *= 0xbf58476d1ce4e5b9ull;
     h ^= h >> 32;
     PriceMemoColl *s = &m->slot[h & (PRICE_MEMO_COLLS - 1)];
-    if (s->used && s->kind == (int)c->kind && s->group_size == c->group_size &&
-        s->hosts == c->hosts && s->crosses_hosts == c->crosses_hosts &&
-        s->span_hosts == c->span_hosts && s->zero3 == (c->zero3_unit > 0) &&
-        !memcmp(&s->bytes, &c->bytes, sizeof s->bytes))
+    if (s->small == w && s->bytes == b)
         return s->seconds;
-    s->used = 1;
-    s->kind = (int)c->kind;
-    s->group_size = c->group_size;
-    s->hosts = c->hosts;
-    s->crosses_hosts = c->crosses_hosts;
-    s->span_hosts = c->span_hosts;
-    s->zero3 = c->zero3_unit > 0;
-    s->bytes = c->bytes;
+    s->bytes = b;
+    s->small = w;
     s->seconds = approf_collective_cost(hw, c);
+    m->coll_priced++;
     return s->seconds;
+}
+
+ApprofPriceMemo *approf_price_memo_ready(ApprofPriceMemo **memo, const ApprofHardwareSpec *hw)
+{
+    return memo && hw ? price_memo_for(memo, hw) : NULL;
+}
+
+double approf_price_memo_collective(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
+                                    const ApprofCollective *c)
+{
+    return m ? price_memo_coll(m, hw, c) : approf_collective_cost(hw, c);
+}
+
+uint64_t approf_price_memo_collectives_priced(const ApprofPriceMemo *m)
+{
+    return m ? m->coll_priced : 0;
+}
+
+uint64_t approf_price_memo_kernels_priced(const ApprofPriceMemo *m)
+{
+    return m ? m->kern_priced : 0;
 }
 
 /* 1 when x and y have the same bits */
@@ -253,37 +311,37 @@ static inline int same_bits(double x, double y)
     return a == b;
 }
 
-/* 1 when slot key s is kernel k's (PriceMemoKernelKey) */
-static inline int kernel_key_is(const PriceMemoKernelKey *s, const ApprofKernel *k)
+/* The bits of x */
+static inline uint64_t bits_of(double x)
 {
-    return s->used && same_bits(s->flops, k->flops) && same_bits(s->bytes, k->bytes) &&
-           s->m == k->m && s->n == k->n && s->k == k->k &&
-           same_bits(s->store_bytes, k->store_bytes) && s->batch == k->batch &&
-           s->kind == (int32_t)k->kind && s->dtype == (int32_t)k->dtype &&
-           s->attention == k->attention && s->fp8 == k->fp8 && s->loss == k->loss &&
-           s->elements == k->elements && s->attn_skv == k->attn_skv;
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
 }
 
-/* approf_kernel_seconds(hw, k), kept in m (PriceMemoKernel) when m is
- * not NULL: the same function of the same fields, so the same bits. */
-static double price_memo_kernel(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
-                                const ApprofKernel *k)
+/* 1 when slot key s is kernel k's (PriceMemoKernelKey): every field
+ * compared, their differences or'ed into one word and tested once (the
+ * same test as field by field, with one branch; issue 38, varprice) */
+static inline int kernel_key_is(const PriceMemoKernelKey *s, const ApprofKernel *k)
 {
-    uint64_t f, b, h;
-    if (!m || k->kind > APPROF_K_CONV_BWD_FILTER)
-        return approf_kernel_seconds(hw, k);
-    /* the slot from the sizes (flops, bytes, m, n, k); the whole key is
-     * compared */
-    memcpy(&f, &k->flops, sizeof f);
-    memcpy(&b, &k->bytes, sizeof b);
-    h = (f * 0x9e3779b97f4a7c15ull) ^ b ^ ((uint64_t)k->m << 40) ^ ((uint64_t)k->n << 20) ^
-        (uint64_t)k->k;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 32;
-    PriceMemoKernel *s = &m->kern[h & (PRICE_MEMO_KERNELS - 1)];
-    if (kernel_key_is(&s->key, k))
-        return s->seconds;
+    uint64_t d = (bits_of(s->flops) ^ bits_of(k->flops)) | (bits_of(s->bytes) ^ bits_of(k->bytes)) |
+                 (bits_of(s->store_bytes) ^ bits_of(k->store_bytes)) |
+                 (uint64_t)(s->m ^ k->m) | (uint64_t)(s->n ^ k->n) | (uint64_t)(s->k ^ k->k) |
+                 (uint64_t)(s->batch ^ k->batch) | (uint64_t)(s->elements ^ k->elements) |
+                 (uint64_t)(s->attn_skv ^ k->attn_skv) |
+                 (uint32_t)(s->kind ^ (int32_t)k->kind) | (uint32_t)(s->dtype ^ (int32_t)k->dtype) |
+                 (uint32_t)(s->attention ^ k->attention) | (uint32_t)(s->fp8 ^ k->fp8) |
+                 (uint32_t)(s->loss ^ k->loss) | (uint32_t)(s->used ^ 1);
+    return !d;
+}
+
+/* The misses of price_memo_kernel: k priced into slot s (kept out of
+ * line, so that the look-up inlines into the phase's loop) */
+static __attribute__((noinline)) double price_memo_kernel_fill(ApprofPriceMemo *m,
+                                                              PriceMemoKernel *s,
+                                                              const ApprofHardwareSpec *hw,
+                                                              const ApprofKernel *k)
+{
     s->key.kind = (int32_t)k->kind;
     s->key.dtype = (int32_t)k->dtype;
     s->key.attention = k->attention;
@@ -300,7 +358,62 @@ static double price_memo_kernel(ApprofPriceMemo *m, const ApprofHardwareSpec *hw
     s->key.bytes = k->bytes;
     s->key.store_bytes = k->store_bytes;
     s->seconds = approf_kernel_seconds(hw, k);
+    m->kern_priced++;
     return s->seconds;
+}
+
+static __attribute__((noinline)) double price_memo_stream_fill(ApprofPriceMemo *m,
+                                                              PriceMemoStream *s,
+                                                              const ApprofHardwareSpec *hw,
+                                                              const ApprofKernel *k,
+                                                              uint64_t bytes, uint64_t kind)
+{
+    s->kind_used = kind;
+    s->bytes = bytes;
+    s->seconds = approf_kernel_seconds(hw, k);
+    m->kern_priced++;
+    return s->seconds;
+}
+
+/* approf_kernel_seconds(hw, k), kept in m (PriceMemoKernel, or
+ * PriceMemoStream for a memory-bound kernel) when m is not NULL: the same
+ * function of the same fields, so the same bits. */
+static inline double price_memo_kernel(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
+                                       const ApprofKernel *k)
+{
+    uint64_t f, b, h;
+    if (!m)
+        return approf_kernel_seconds(hw, k);
+    if (k->kind > APPROF_K_CONV_BWD_FILTER && k->loss) {
+        m->kern_priced++; /* a cross-entropy's: not kept */
+        return approf_kernel_seconds(hw, k);
+    }
+    if (k->kind > APPROF_K_CONV_BWD_FILTER) {
+        /* memory bound (PriceMemoStream) */
+        uint64_t kind = (uint64_t)(unsigned)k->kind + 1;
+        memcpy(&b, &k->bytes, sizeof b);
+        h = b * 0x9e3779b97f4a7c15ull ^ kind;
+        h ^= h >> 29;
+        h *= 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 32;
+        PriceMemoStream *ms = &m->stream[h & (PRICE_MEMO_STREAMS - 1)];
+        if (ms->kind_used == kind && ms->bytes == b)
+            return ms->seconds;
+        return price_memo_stream_fill(m, ms, hw, k, b, kind);
+    }
+    /* the slot from the sizes (flops, bytes, m, n, k); the whole key is
+     * compared */
+    memcpy(&f, &k->flops, sizeof f);
+    memcpy(&b, &k->bytes, sizeof b);
+    h = (f * 0x9e3779b97f4a7c15ull) ^ b ^ ((uint64_t)k->m << 40) ^ ((uint64_t)k->n << 20) ^
+        (uint64_t)k->k;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    PriceMemoKernel *s = &m->kern[h & (PRICE_MEMO_KERNELS - 1)];
+    if (kernel_key_is(&s->key, k))
+        return s->seconds;
+    return price_memo_kernel_fill(m, s, hw, k);
 }
 
 /* Collectives [from, to) of p's phase ph added onto r in order: each
@@ -377,11 +490,19 @@ double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgr
 double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
                                  int ph, ApprofPriceMemo **memo)
 {
+    ApprofPhasePrice price;
+    return approf_phase_price_memo(hw, p, ph, memo, &price);
+}
+
+double approf_phase_price_memo(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph,
+                               ApprofPriceMemo **memo, ApprofPhasePrice *out)
+{
     ApprofPriceMemo *m = NULL;
-    double t = 0.0, gemm = 0.0, wgrad = 0.0, colls = 0.0, hidden, async_hidden = 0.0;
+    double t = 0.0, gemm = 0.0, wgrad = 0.0, emb = 0.0, colls = 0.0, hidden, async_hidden = 0.0;
     double slowed = 0.0, exposed = 0.0; /* tp_comm_overlap's (ub_account) */
     double stack_win[2 * 64], *win = stack_win;
     int ng;
+    memset(out, 0, sizeof *out);
     if (!hw || !p || ph < 0 || ph > 1)
         return 0.0;
     if (memo)
@@ -406,6 +527,8 @@ double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
     if (kept) {
         t = kept->t;
         gemm = kept->gemm;
+        wgrad = kept->wgrad;
+        emb = kept->emb;
         if (ng > 0)
             memcpy(win, kept->win, 2 * ((size_t)ng + 1) * sizeof *win);
     } else if (m) {
@@ -422,6 +545,7 @@ double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
         t = pre->t;
         gemm = pre->gemm;
         wgrad = pre->wgrad;
+        emb = pre->emb;
         if (ng > 0)
             memcpy(win, pre->win, 2 * ((size_t)ng + 1) * sizeof *win);
         from = mark;
@@ -432,15 +556,19 @@ double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
         t += k;
         if (kr->kind == APPROF_K_GEMM)
             gemm += k;
+        else if (approf_kernel_is_embedding_grad(kr))
+            emb += (double)kr->extent * (double)kr->cols;
         if (kr->wgrad)
             wgrad += k;
         if (kr->async_group > 0 && kr->async_group <= ng)
             win[2 * kr->async_group + (kr->async_wgrad ? 1 : 0)] += k;
         if (i + 1 == mark && !pre)
-            price_memo_keep_sum(m, mid, mark, ng, t, gemm, wgrad, win);
+            price_memo_keep_sum(m, mid, mark, ng, t, gemm, wgrad, emb, win);
     }
     if (!kept && id)
-        price_memo_keep_sum(m, id, nk, ng, t, gemm, wgrad, win);
+        price_memo_keep_sum(m, id, nk, ng, t, gemm, wgrad, emb, win);
+    out->wgrad_kernels = wgrad;
+    out->embedding_elements = emb;
     CollRun r = {t, 0.0, 0.0, 0.0, 0.0};
     size_t cfrom = 0, cmark = m ? p->n_coll_prefix[ph] : 0;
     if (cmark && p->coll_prefix[ph] && cmark <= p->n_colls[ph]) {
@@ -490,6 +618,7 @@ double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
      * (hw/zero3_overlap.c): only what the compute does not hide */
     if (hw->zero3_schedule > APPROF_ZERO3_SERIAL)
         t += approf_zero3_exposed(hw, p, ph, NULL);
+    out->seconds = t;
     return t;
 }
 
@@ -533,3 +662,15 @@ double approf_wgrad_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
     return w >= all ? bwd_seconds : bwd_seconds * (w / all);
 }
 
+double approf_wgrad_seconds_priced(double bwd_seconds, const ApprofPhasePrice *bwd)
+{
+    /* approf_wgrad_seconds_memo's rule with its w and all given */
+    double w, all;
+    if (!bwd || !isfinite(bwd_seconds) || bwd_seconds < 0)
+        return -1.0;
+    w = bwd->wgrad_kernels;
+    all = bwd->seconds;
+    if (!(all > 0))
+        return -1.0;
+    return w >= all ? bwd_seconds : bwd_seconds * (w / all);
+}

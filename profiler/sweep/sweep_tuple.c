@@ -330,18 +330,18 @@ static const char *intern_spec(ReuseTable *t, const char *spec)
  * optimizer_bytes holds beyond Adam's (the FP8 weights' casts) stays
  * priced so. */
 static double apply_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
-                            double measured, const double *phase)
+                            double measured, const ApprofPhasePrice *phase, ApprofPriceMemo *memo)
 {
     ApprofStageProgram q;
     double adam, e = (double)approf_dtype_size(p->dtype);
     CostdbAdamWidths w;
     if (!(measured > 0) || !(p->optimizer_elements > 0))
-        return approf_stage_apply_seconds_of(hw, p, phase);
+        return approf_stage_apply_seconds_priced(hw, p, phase, memo);
     q = *p;
     approf_hardware_adam_widths(hw, &w);
     adam = costdb_adam_bytes(&w, p->optimizer_elements, e, e);
     q.optimizer_bytes = p->optimizer_bytes > adam ? p->optimizer_bytes - adam : 0.0;
-    return approf_stage_apply_seconds_of(hw, &q, phase) + measured;
+    return approf_stage_apply_seconds_priced(hw, &q, phase, memo) + measured;
 }
 
 /* apply: the stage's apply-grad seconds (apply_seconds), stored where the
@@ -683,10 +683,11 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         approf_stage_program_clear(&prog);
         return 0;
     }
-    /* the seconds of prog's phases when its measurement gave them
+    /* prog's phases as its measurement priced them, when it did
      * (approf_backend_prices_phases): the apply-grad and weight-gradient
-     * shares below then do not price the phases again */
-    double phase[2];
+     * shares below then read them (approf_phase_price_memo) and do not
+     * go over the kernels again */
+    ApprofPhasePrice phase[2];
     int priced = 0, reused;
     ReuseTable *rt = &sw->reuse;
     if (!rt->cap_bytes) {
@@ -703,8 +704,8 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         int memo = approf_backend_prices_phases(&sw->backend);
         for (int ph = 0; ph < 2; ph++) {
             memset(&m[ph], 0, sizeof m[ph]);
-            rc = memo ? approf_analytic_measure_memo(&sw->reuse.price_memo, &prog, ph, &sw->hw,
-                                                     &m[ph])
+            rc = memo ? approf_analytic_measure_priced(&sw->reuse.price_memo, &prog, ph,
+                                                       &sw->hw, &m[ph], &phase[ph])
                       : sw->backend.measure(sw->backend.ctx, &prog, ph, &sw->hw, &m[ph]);
             if (rc < 0) {
                 m[ph].status = COSTDB_STATUS_FAILED;
@@ -714,14 +715,11 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
             }
         }
         priced = approf_backend_prices_phases(&sw->backend);
-        for (int ph = 0; ph < 2 && priced; ph++) {
-            if (m[ph].status == COSTDB_STATUS_OK)
-                phase[ph] = m[ph].compute_cost;
-            else if (m[ph].status == COSTDB_STATUS_OOM)
-                phase[ph] = m[ph].unfit_cost;
-            else
+        /* a phase that fits or not was priced (compute_cost or
+         * unfit_cost: phase[ph].seconds) */
+        for (int ph = 0; ph < 2 && priced; ph++)
+            if (m[ph].status != COSTDB_STATUS_OK && m[ph].status != COSTDB_STATUS_OOM)
                 priced = 0;
-        }
         /* packed first: a slot once inserted is used (without memory
          * nothing is kept, and a later alike program is measured) */
         ReuseMeasurement pm[2];
@@ -751,7 +749,10 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
                            m[0].unfit_cost > 0 || m[1].unfit_cost > 0
                        ? apply_seconds(&sw->hw, &prog,
                                        m[1].status == COSTDB_STATUS_OK ? m[1].apply_seconds : 0.0,
-                                   priced ? phase : NULL)
+                                       priced ? phase : NULL,
+                                       priced ? approf_price_memo_ready(&sw->reuse.price_memo,
+                                                                        &sw->hw)
+                                              : NULL)
                        : -1.0;
     for (int ph = 0; ph < 2; ph++) {
         fill_entry(&entries[ph], t, ph, &prog, &m[ph], apply);
@@ -759,9 +760,10 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     }
     /* the backward's weight-gradient share (the zero-bubble schedules' W) */
     if (m[1].status == COSTDB_STATUS_OK)
-        entries[1].wgrad_cost = approf_wgrad_seconds_memo(&sw->hw, &prog, m[1].compute_cost,
-                                                          priced ? &phase[1] : NULL,
-                                                          &sw->reuse.price_memo);
+        entries[1].wgrad_cost =
+            priced ? approf_wgrad_seconds_priced(m[1].compute_cost, &phase[1])
+                   : approf_wgrad_seconds_memo(&sw->hw, &prog, m[1].compute_cost, NULL,
+                                               &sw->reuse.price_memo);
     if (reused)
         sum->reused += 2;
     /* the placement rows first: the template takes their interned specs */
