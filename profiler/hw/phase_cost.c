@@ -240,6 +240,17 @@ static ApprofPriceMemo *price_memo_for(ApprofPriceMemo **memo, const ApprofHardw
 #define COLL_KEY_GROUP_BITS 20
 #define COLL_KEY_HOST_BITS 18
 
+/* The price memo's slot hash of a key's first word a and the rest of it
+ * folded into r (a multiply by the golden ratio, then splitmix64's
+ * finalizer steps): one rule for the three tables below. */
+static inline uint64_t memo_slot_hash(uint64_t a, uint64_t r)
+{
+    uint64_t h = a * 0x9e3779b97f4a7c15ull ^ r;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    return h ^ h >> 32;
+}
+
 /* c's key (PriceMemoColl): *bytes the bits of c->bytes, *small kind (3
  * bits), crosses_hosts (1), zero3_unit > 0 (1), group_size (20), hosts
  * (18), span_hosts (18) and bit 63 set; one-to-one on the fields
@@ -267,10 +278,7 @@ static double price_memo_coll(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
     uint64_t b, w, h;
     if (!coll_key(c, &b, &w))
         return approf_collective_cost(hw, c);
-    h = b * 0x9e3779b97f4a7c15ull ^ w;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 32;
+    h = memo_slot_hash(b, w);
     PriceMemoColl *s = &m->slot[h & (PRICE_MEMO_COLLS - 1)];
     if (s->small == w && s->bytes == b)
         return s->seconds;
@@ -392,10 +400,7 @@ static inline double price_memo_kernel(ApprofPriceMemo *m, const ApprofHardwareS
         /* memory bound (PriceMemoStream) */
         uint64_t kind = (uint64_t)(unsigned)k->kind + 1;
         memcpy(&b, &k->bytes, sizeof b);
-        h = b * 0x9e3779b97f4a7c15ull ^ kind;
-        h ^= h >> 29;
-        h *= 0xbf58476d1ce4e5b9ull;
-        h ^= h >> 32;
+        h = memo_slot_hash(b, kind);
         PriceMemoStream *ms = &m->stream[h & (PRICE_MEMO_STREAMS - 1)];
         if (ms->kind_used == kind && ms->bytes == b)
             return ms->seconds;
@@ -405,11 +410,7 @@ static inline double price_memo_kernel(ApprofPriceMemo *m, const ApprofHardwareS
      * compared */
     memcpy(&f, &k->flops, sizeof f);
     memcpy(&b, &k->bytes, sizeof b);
-    h = (f * 0x9e3779b97f4a7c15ull) ^ b ^ ((uint64_t)k->m << 40) ^ ((uint64_t)k->n << 20) ^
-        (uint64_t)k->k;
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 32;
+    h = memo_slot_hash(f, b ^ ((uint64_t)k->m << 40) ^ ((uint64_t)k->n << 20) ^ (uint64_t)k->k);
     PriceMemoKernel *s = &m->kern[h & (PRICE_MEMO_KERNELS - 1)];
     if (kernel_key_is(&s->key, k))
         return s->seconds;
