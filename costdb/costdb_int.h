@@ -39,6 +39,10 @@ struct Costdb {
     uint64_t txn_serial;  /* counts the transactions begun (entry_costs.c's next id) */
     CdbCachedStmt *cache;
     size_t n_cache, cap_cache;
+    /* cdb_prepare's guess: by the SQL text's address (its bits from the 4th on),
+     * the position in cache of the statement last found for one, + 1 (0:
+     * none); checked before it is taken, a full scan when wrong */
+    uint32_t stmt_hint[64];
     CdbPlacementCache *placement_cache; /* placement_write.c's interned ids, NULL: none */
     struct CdbCostCache *cost_cache;    /* entry_costs.c's cost rows, NULL: none */
     struct CdbConfigCache *config_cache; /* entry_blocks.c's configs found, NULL: none */
