@@ -39,6 +39,10 @@ struct Costdb {
     uint64_t txn_serial;  /* counts the transactions begun (entry_costs.c's next id) */
     CdbCachedStmt *cache;
     size_t n_cache, cap_cache;
+    /* cdb_prepare's guess: by the SQL text's address (its bits from the 4th on),
+     * the position in cache of the statement last found for one, + 1 (0:
+     * none); checked before it is taken, a full scan when wrong */
+    uint32_t stmt_hint[64];
     CdbPlacementCache *placement_cache; /* placement_write.c's interned ids, NULL: none */
     struct CdbCostCache *cost_cache;    /* entry_costs.c's cost rows, NULL: none */
     struct CdbConfigCache *config_cache; /* entry_blocks.c's configs found, NULL: none */
@@ -79,6 +83,42 @@ static inline uint64_t cdb_mem_hash(uint64_t seed, const void *data, size_t n)
     memcpy(&w, s, n);
     h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
     return h ^ (h >> 29);
+}
+
+/* A second in-memory hash of n bytes, of another kind than cdb_mem_hash,
+ * for digests that pair the two (entry_costs.c's cost rows: 128 bits from
+ * two 64-bit hashes that do not share their arithmetic). Each eight-byte
+ * word goes through xxHash64's round and merge (Yann Collet, xxHash,
+ * github.com/Cyan4973/xxHash v0.8.2, xxhash.h, XXH64_round and the
+ * eight-byte step of XXH64_finalize: multiply, rotate, multiply, then
+ * xor, rotate, multiply-add into the state), the tail as one zero-padded
+ * word with the length in the start value, and XXH64_avalanche at the
+ * end. It replaced FNV-1a byte by byte (fnv.h) there, eight times the
+ * steps (docs/performance.md, "The writer's rows ... (issue 38,
+ * wrrows)"). Never stored, so free to change between versions. */
+static inline uint64_t cdb_mem_check(uint64_t seed, const void *data, size_t n)
+{
+    const uint64_t p1 = 0x9e3779b185ebca87ULL, p2 = 0xc2b2ae3d27d4eb4fULL,
+                   p3 = 0x165667b19e3779f9ULL, p4 = 0x85ebca77c2b2ae63ULL,
+                   p5 = 0x27d4eb2f165667c5ULL;
+    const unsigned char *s = data;
+    uint64_t h = seed + p5 + (uint64_t)n, w;
+    for (; n >= 8; n -= 8, s += 8) {
+        memcpy(&w, s, 8);
+        w *= p2;
+        w = (w << 31 | w >> 33) * p1;
+        h ^= w;
+        h = (h << 27 | h >> 37) * p1 + p4;
+    }
+    w = 0;
+    memcpy(&w, s, n);
+    h ^= w * p5;
+    h = (h << 11 | h >> 53) * p1;
+    h ^= h >> 33;
+    h *= p2;
+    h ^= h >> 29;
+    h *= p3;
+    return h ^ (h >> 32);
 }
 
 /* Drop the writers' cached ids: the placement writer's (placement_write.c), the

@@ -27,7 +27,6 @@
 #include <string.h>
 
 #include "costdb_int.h"
-#include "fnv.h"
 #include "table_alloc.h"
 
 /* Everything of an entry that its cost row holds, in a form compared
@@ -140,12 +139,15 @@ static void fields_of(const CostdbEntry *e, CostFields *f)
     f->status = (int32_t)e->status;
 }
 
-/* The row's digest: costdb's in-memory hash (h, the probe's start) and
- * FNV-1a (check) of the fields, padding cleared, and the error text. */
+/* The row's digest: costdb's two in-memory hashes, cdb_mem_hash (h, the
+ * probe's start) and cdb_mem_check (check; FNV-1a byte by byte before,
+ * eight times the steps), of the fields, padding cleared, and the error
+ * text. */
 static uint64_t fields_digest(const CostFields *f, const char *error, uint64_t *check)
 {
-    uint64_t h = cdb_mem_hash(cdb_mem_hash(0, f, sizeof *f), error, strlen(error));
-    *check = costdb_fnv1a_str(costdb_fnv1a(COSTDB_FNV_BASIS, f, sizeof *f), error);
+    size_t len = strlen(error);
+    uint64_t h = cdb_mem_hash(cdb_mem_hash(0, f, sizeof *f), error, len);
+    *check = cdb_mem_check(cdb_mem_check(0, f, sizeof *f), error, len);
     return h ? h : 1; /* 0 marks an empty slot */
 }
 

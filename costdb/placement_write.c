@@ -25,6 +25,7 @@
 #include "fnv.h"
 #include "grow.h"
 #include "placement_codec.h"
+#include "placement_memo.h"
 
 static const char sql_text_find[] = "SELECT id FROM placement_text WHERE text = ?1";
 static const char sql_text_insert[] = "INSERT INTO placement_text (text) VALUES (?1)";
@@ -60,6 +61,7 @@ typedef struct TextMap {
 struct CdbPlacementCache {
     TextMap texts;                  /* placement_text */
     TextMap tails;                  /* placement_tail */
+    CdbPairsMemo lists;             /* placement_tail by its pairs (placement_memo.h) */
     int64_t sweep_id;               /* whose tensors known[] describes */
     unsigned char *known;
     size_t n_known;
@@ -79,6 +81,7 @@ void cdb_placement_cache_clear(Costdb *db)
         return;
     map_free(&c->texts);
     map_free(&c->tails);
+    cdb_pairs_memo_free(&c->lists);
     free(c->known);
     free(c);
     db->placement_cache = NULL;
@@ -361,9 +364,11 @@ static int same_stage(const CostdbPlacement *a, const CostdbPlacement *b)
 static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n, CdbPair *pairs,
                      char **buf, size_t *cap, SpecMemo *memo)
 {
+    CdbPlacementCache *c;
     sqlite3_stmt *st = NULL;
     size_t len, np = 0;
     int64_t count[3] = {0, 0, 0}, prev = -1, first = 0, tail = 0;
+    uint64_t h;
     int rc;
     for (size_t i = 0; i < n; i++) {
         int64_t spec;
@@ -380,10 +385,18 @@ static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n
         prev = rows[i].p->tensor_index;
         count[rows[i].role]++;
     }
-    if ((rc = cdb_items_encode(count, pairs, np, buf, cap, &len)) < 0)
-        return rc;
-    if ((rc = intern_tail(db, *buf, &tail)) < 0)
-        return rc;
+    /* the same counts and pairs as a stage before: its list, not encoded
+     * and interned again (placement_memo.h) */
+    c = cache_of(db);
+    h = cdb_pairs_hash(count, pairs, np);
+    if (!c || !(tail = cdb_pairs_memo_get(&c->lists, h, count, pairs, np))) {
+        if ((rc = cdb_items_encode(count, pairs, np, buf, cap, &len)) < 0)
+            return rc;
+        if ((rc = intern_tail(db, *buf, &tail)) < 0)
+            return rc;
+        if (c)
+            cdb_pairs_memo_put(&c->lists, h, count, pairs, np, tail);
+    }
     if ((rc = cdb_prepare(db, sql_set_insert, &st)) < 0)
         return rc;
     sqlite3_bind_int64(st, 1, sweep_id);

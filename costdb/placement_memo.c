@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The shared lists a connection has stored, by their pairs
+ * (placement_memo.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "costdb_int.h"
+#include "placement_memo.h"
+
+uint64_t cdb_pairs_hash(const int64_t count[3], const CdbPair *pairs, size_t n)
+{
+    uint64_t h = cdb_mem_hash(cdb_mem_hash(0, count, 3 * sizeof *count), pairs,
+                              n * sizeof *pairs);
+    return h ? h : 1; /* 0 marks an empty slot */
+}
+
+static int same(const CdbPairsSlot *s, uint64_t h, const int64_t count[3], const CdbPair *pairs,
+                size_t n)
+{
+    return s->hash == h && s->n == n && !memcmp(s->count, count, sizeof s->count) &&
+           (!n || !memcmp(s->pairs, pairs, n * sizeof *pairs));
+}
+
+int64_t cdb_pairs_memo_get(const CdbPairsMemo *m, uint64_t h, const int64_t count[3],
+                           const CdbPair *pairs, size_t n)
+{
+    if (!m->cap)
+        return 0;
+    for (size_t k = (size_t)h & (m->cap - 1); m->slot[k].hash; k = (k + 1) & (m->cap - 1))
+        if (same(&m->slot[k], h, count, pairs, n))
+            return m->slot[k].tail;
+    return 0;
+}
+
+void cdb_pairs_memo_free(CdbPairsMemo *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->slot[i].pairs);
+    free(m->slot);
+    memset(m, 0, sizeof *m);
+}
+
+void cdb_pairs_memo_put(CdbPairsMemo *m, uint64_t h, const int64_t count[3],
+                        const CdbPair *pairs, size_t n, int64_t tail)
+{
+    size_t need = n * sizeof *pairs + 2 * sizeof *m->slot, k;
+    CdbPair *copy;
+    if (tail <= 0 || cdb_pairs_memo_get(m, h, count, pairs, n))
+        return;
+    if (m->bytes + need > CDB_PAIRS_MEMO_MAX_BYTES)
+        cdb_pairs_memo_free(m);
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 256;
+        CdbPairsSlot *ns = calloc(ncap, sizeof *ns);
+        if (!ns)
+            return;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->slot[i].hash)
+                continue;
+            for (k = (size_t)m->slot[i].hash & (ncap - 1); ns[k].hash; k = (k + 1) & (ncap - 1))
+                ;
+            ns[k] = m->slot[i];
+        }
+        free(m->slot);
+        m->slot = ns;
+        m->cap = ncap;
+    }
+    if (!(copy = malloc(n ? n * sizeof *pairs : 1)))
+        return;
+    if (n)
+        memcpy(copy, pairs, n * sizeof *pairs);
+    for (k = (size_t)h & (m->cap - 1); m->slot[k].hash; k = (k + 1) & (m->cap - 1))
+        ;
+    m->slot[k] = (CdbPairsSlot){h, {count[0], count[1], count[2]}, copy, n, tail};
+    m->n++;
+    m->bytes += need;
+}
