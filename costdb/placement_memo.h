@@ -19,7 +19,7 @@
 
 #include "placement_codec.h"
 
-#define CDB_PAIRS_MEMO_MAX_BYTES ((size_t)32 << 20)
+#define CDB_PAIRS_MEMO_MAX_BYTES ((size_t)4 << 20)
 
 typedef struct CdbPairsSlot {
     uint64_t hash;    /* 0: empty */
