@@ -161,8 +161,17 @@ int cdb_entry_row(Costdb *db, sqlite3_stmt *st, void *row);
 int cdb_entries_get_blocks(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *n);
 
 /* The id of the sweep's stage_cost row that holds e's costs (schema 8):
- * one this connection wrote for the sweep, or a new one. */
+ * one this connection wrote for the sweep, or a new one, numbered now and
+ * queued to be written several to an INSERT: the caller writes the queued
+ * rows with cdb_entry_costs_flush before it returns, or drops them after
+ * an error with cdb_entry_costs_drop (issue 38, wrins). */
 int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_t *id);
+/* Writes the queued cost rows: 0, or a negative COSTDB_E* code with the
+ * rows dropped as by cdb_entry_costs_drop. */
+int cdb_entry_costs_flush(Costdb *db);
+/* Forgets the queued cost rows with every cost row the connection
+ * remembers (they are numbered, maybe not written). */
+void cdb_entry_costs_drop(Costdb *db);
 
 /* Starts a unit of work: BEGIN IMMEDIATE if no transaction is open, else a
  * savepoint. cdb_txn_leave commits/releases when rc >= 0, otherwise rolls

@@ -568,6 +568,8 @@ static int put_all(Costdb *db, BlockTable *t, int64_t sweep_id, const CostdbEntr
             return taken(db, sweep_id, x);
         slot_set(b, k, (uint32_t)cost_id * 2 + (x->reused ? 1 : 0));
     }
+    if ((rc = cdb_entry_costs_flush(db)) < 0)
+        return rc;
     return table_store(db, t);
 }
 
@@ -580,6 +582,8 @@ int cdb_entry_blocks_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, siz
         return 0;
     memset(&t, 0, sizeof t);
     rc = put_all(db, &t, sweep_id, e, n, replace);
+    if (rc < 0) /* the cost rows it queued and did not write */
+        cdb_entry_costs_drop(db);
     free(t.b);
     free(t.index);
     return rc;

@@ -39,6 +39,27 @@ typedef struct CostFields {
     int32_t repeats, status;
 } CostFields;
 
+/* Cost rows are written several to an INSERT (issue 38, wrins;
+ * docs/performance.md, "The writer's inserts"): one statement of k rows
+ * runs SQLite's per-statement work once for k rows (the step, the
+ * transaction and cursor opcodes, the halt, the reset), and its b-tree
+ * cursor stays open between rows, so that a row with the next cost_id,
+ * the largest of its sweep, is placed without a seek from the root. A
+ * batch is COST_BATCH rows at most, written by statements of 32, 16, 8,
+ * 4, 2 and 1 rows (the binary digits of its size). The ids are the
+ * writer's own (next_cost_id), given out when a row is queued, so the rows
+ * and their ids are those written one at a time. */
+#define COST_BATCH_LOG2 5
+#define COST_BATCH ((size_t)1 << COST_BATCH_LOG2)
+
+/* A cost row queued for its INSERT: its fields, its cost_id, its error
+ * text's id (0: NULL) and whether available_memory is the sweep's (NULL). */
+typedef struct PendingCost {
+    CostFields f;
+    int64_t id, err_id;
+    int memory_null;
+} PendingCost;
+
 typedef struct CostSlot {
     uint64_t hash;    /* 0: empty; the probe starts from it */
     uint64_t check;   /* the digest's other half (fields_digest) */
@@ -61,23 +82,42 @@ struct CdbCostCache {
      * read it again */
     int64_t next_id;
     uint64_t next_txn;
+    /* the cost rows numbered and remembered but not yet written, at most
+     * COST_BATCH (cdb_entry_costs_flush) */
+    PendingCost pending[COST_BATCH];
+    size_t n_pending;
 };
 
-/* Columns in schema 8's order; the new cost_id (?16) is one past the
- * sweep's largest (sql_cost_next; a writer through the stage_profile view
- * numbers the same way), and ?2 .. ?15 are compute_cost .. apply_cost,
- * wgrad_cost (schema 12), ?17 temp_activation_size (schema 17). Schema
- * 15: ?7 is NULL for the sweep's available_memory (stage_cost_sweep), ?13
- * the id of the error text in
- * stage_error. The id was the INSERT's own subquery with RETURNING
- * cost_id: SQLite runs RETURNING through an ephemeral table, a new
- * temporary page a row (docs/performance.md, "The full space's cost rows,
- * ZeRO ends and signatures, trimmed"). */
-static const char sql_cost_insert[] =
-    "INSERT INTO stage_cost (sweep_id, cost_id, compute_cost, peak_memory, invar_size,"
-    " outvar_size, temp_buffer_size, available_memory, intermediate_size, initial_size,"
-    " repeats, spread, status, error_id, apply_cost, wgrad_cost, temp_activation_size)"
-    " VALUES (?1, ?16, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?17)";
+/* Columns in schema 8's order; a row's cost_id is one past the sweep's
+ * largest (sql_cost_next; a writer through the stage_profile view numbers
+ * the same way). ?1 is the sweep_id, shared by the rows of a statement;
+ * each row's other 16 values (cost_id, compute_cost .. apply_cost,
+ * wgrad_cost (schema 12), temp_activation_size (schema 17)) are the next
+ * 16 parameters, row r's from 2 + 16 r (a bare ? is one past the largest
+ * number before it). Schema 15: available_memory is NULL for the sweep's
+ * (stage_cost_sweep), error_id the id of the error text in stage_error.
+ * The id was the INSERT's own subquery with RETURNING cost_id: SQLite runs
+ * RETURNING through an ephemeral table, a new temporary page a row
+ * (docs/performance.md, "The full space's cost rows, ZeRO ends and
+ * signatures, trimmed"). */
+#define COST_INSERT                                                                           \
+    "INSERT INTO stage_cost (sweep_id, cost_id, compute_cost, peak_memory, invar_size,"       \
+    " outvar_size, temp_buffer_size, available_memory, intermediate_size, initial_size,"      \
+    " repeats, spread, status, error_id, apply_cost, wgrad_cost, temp_activation_size)"      \
+    " VALUES "
+#define COST_ROW1 "(?1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+#define COST_ROW2 COST_ROW1 ", " COST_ROW1
+#define COST_ROW4 COST_ROW2 ", " COST_ROW2
+#define COST_ROW8 COST_ROW4 ", " COST_ROW4
+#define COST_ROW16 COST_ROW8 ", " COST_ROW8
+#define COST_ROW32 COST_ROW16 ", " COST_ROW16
+#define COST_VALUES 16 /* a row's parameters besides ?1 */
+/* by log2 of the rows; static texts (cdb_prepare keeps statements by
+ * their text's address) */
+static const char *const sql_cost_insert[COST_BATCH_LOG2 + 1] = {
+    COST_INSERT COST_ROW1, COST_INSERT COST_ROW2,  COST_INSERT COST_ROW4,
+    COST_INSERT COST_ROW8, COST_INSERT COST_ROW16, COST_INSERT COST_ROW32,
+};
 static const char sql_cost_next[] =
     "SELECT coalesce(max(cost_id), 0) + 1 FROM stage_cost WHERE sweep_id = ?1";
 static const char sql_memory_get[] =
@@ -95,6 +135,7 @@ static void cache_free(struct CdbCostCache *c)
     c->n = c->cap = 0;
     c->memory_known = 0;
     c->last_error = NULL;
+    c->n_pending = 0;
 }
 
 void cdb_cost_cache_clear(Costdb *db)
@@ -215,6 +256,7 @@ static struct CdbCostCache *cache_for(Costdb *db, int64_t sweep_id)
     if (!c && !(c = db->cost_cache = calloc(1, sizeof *c)))
         return NULL;
     if (c->sweep_id != sweep_id) {
+        assert(c->n_pending == 0); /* flushed by the put that queued them */
         cache_free(c);
         c->sweep_id = sweep_id;
     }
@@ -326,6 +368,9 @@ static int next_cost_id(Costdb *db, struct CdbCostCache *c, int64_t sweep_id, in
         *id = c->next_id;
         return 0;
     }
+    /* the largest is read from the table: the queued rows written first */
+    if ((rc = cdb_entry_costs_flush(db)) < 0)
+        return rc;
     rc = query_int(db, sql_cost_next, sweep_id, NULL, id, "table stage_cost: max(cost_id)");
     if (rc == 0) /* an aggregate always gives a row */
         rc = cdb_err(db, COSTDB_ECORRUPT, "%s: table stage_cost: no max(cost_id)", db->path);
@@ -338,63 +383,131 @@ static int next_cost_id(Costdb *db, struct CdbCostCache *c, int64_t sweep_id, in
     return 0;
 }
 
+/* Binds a queued row's 16 values from parameter `first` (its cost_id). */
+static void bind_row(sqlite3_stmt *st, int first, const PendingCost *p)
+{
+    const CostFields *f = &p->f;
+    sqlite3_bind_int64(st, first, p->id);
+    sqlite3_bind_double(st, first + 1, f->compute_cost);
+    for (int k = 0; k < 7; k++)
+        if (k != 4 || !p->memory_null)
+            sqlite3_bind_int64(st, first + 2 + k, f->sizes[k]);
+        else
+            sqlite3_bind_null(st, first + 2 + k);
+    sqlite3_bind_int(st, first + 9, f->repeats);
+    sqlite3_bind_double(st, first + 10, f->spread);
+    sqlite3_bind_text(st, first + 11, costdb_status_name((CostdbStatus)f->status), -1,
+                      SQLITE_STATIC);
+    if (p->err_id)
+        sqlite3_bind_int64(st, first + 12, p->err_id);
+    else
+        sqlite3_bind_null(st, first + 12);
+    if (f->apply_cost >= 0)
+        sqlite3_bind_double(st, first + 13, f->apply_cost);
+    else
+        sqlite3_bind_null(st, first + 13);
+    if (f->wgrad_cost >= 0)
+        sqlite3_bind_double(st, first + 14, f->wgrad_cost);
+    else
+        sqlite3_bind_null(st, first + 14);
+    if (f->temp_activation > 0)
+        sqlite3_bind_int64(st, first + 15, f->temp_activation);
+    else
+        sqlite3_bind_null(st, first + 15);
+}
+
+/* Writes rows[0 .. 2^lg) with one INSERT. Every parameter is bound for
+ * each run, so the statement is reset without clearing its bindings. */
+static int insert_rows(Costdb *db, int64_t sweep_id, const PendingCost *rows, int lg)
+{
+    const char *sql = sql_cost_insert[lg];
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if ((rc = cdb_prepare(db, sql, &st)) < 0)
+        return rc;
+    assert(sqlite3_bind_parameter_count(st) == 1 + COST_VALUES * (1 << lg));
+    sqlite3_bind_int64(st, 1, sweep_id);
+    for (int r = 0; r < 1 << lg; r++)
+        bind_row(st, 2 + COST_VALUES * r, &rows[r]);
+    rc = sqlite3_step(st);
+    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql);
+    sqlite3_reset(st);
+    return rc;
+}
+
+/* Writes rows[0 .. 2^lg): a statement of several rows that a constraint
+ * refuses (SQLite undoes the statement's rows, the transaction stays open)
+ * is tried again a row at a time, so that the error names the row's
+ * statement as when rows were written one by one. Any other error (the
+ * transaction may be rolled back) is returned as it is. */
+static int insert_batch(Costdb *db, int64_t sweep_id, const PendingCost *rows, int lg)
+{
+    int rc = insert_rows(db, sweep_id, rows, lg);
+    if (rc == COSTDB_ECONSTRAINT && lg > 0 && !sqlite3_get_autocommit(db->sql))
+        for (int r = 0; r < 1 << lg; r++)
+            if ((rc = insert_rows(db, sweep_id, &rows[r], 0)) < 0)
+                break;
+    return rc;
+}
+
+int cdb_entry_costs_flush(Costdb *db)
+{
+    struct CdbCostCache *c = db ? db->cost_cache : NULL;
+    size_t done = 0;
+    int rc = 0;
+    if (!c || !c->n_pending)
+        return 0;
+    for (int lg = COST_BATCH_LOG2; lg >= 0 && rc == 0; lg--)
+        for (; rc == 0 && c->n_pending - done >= (size_t)1 << lg; done += (size_t)1 << lg)
+            rc = insert_batch(db, c->sweep_id, &c->pending[done], lg);
+    c->n_pending = 0;
+    if (rc < 0)
+        cdb_entry_costs_drop(db);
+    return rc;
+}
+
+void cdb_entry_costs_drop(Costdb *db)
+{
+    struct CdbCostCache *c = db ? db->cost_cache : NULL;
+    /* rows remembered that may not have been written: forget every row and
+     * the next id (read again), as after a rollback */
+    if (c) {
+        cache_free(c);
+        c->next_id = 0;
+    }
+}
+
 int cdb_entry_cost_id(Costdb *db, int64_t sweep_id, const CostdbEntry *e, int64_t *id)
 {
     struct CdbCostCache *c = cache_for(db, sweep_id);
-    sqlite3_stmt *st = NULL;
-    CostFields f;
+    PendingCost one, *p;
     CostSlot *s;
     uint64_t h, check;
     int64_t memory = 0, err_id = 0;
     int rc;
-    fields_of(e, &f);
-    h = fields_digest(&f, e->error, &check);
+    fields_of(e, &one.f);
+    h = fields_digest(&one.f, e->error, &check);
     if (c && (s = find(c, h, check)) && s->hash) {
         *id = s->id;
         return 0;
     }
-    if ((rc = sweep_memory(db, c, sweep_id, f.sizes[4], &memory)) < 0 ||
+    if ((rc = sweep_memory(db, c, sweep_id, one.f.sizes[4], &memory)) < 0 ||
         (*e->error && (rc = error_id(db, c, e->error, &err_id)) < 0))
         return rc;
     if ((rc = next_cost_id(db, c, sweep_id, id)) < 0)
         return rc;
-    if ((rc = cdb_prepare(db, sql_cost_insert, &st)) < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, sweep_id);
-    sqlite3_bind_int64(st, 16, *id);
-    sqlite3_bind_double(st, 2, f.compute_cost);
-    for (int k = 0; k < 7; k++)
-        if (k != 4 || f.sizes[k] != memory)
-            sqlite3_bind_int64(st, 3 + k, f.sizes[k]);
-        else
-            sqlite3_bind_null(st, 3 + k);
-    sqlite3_bind_int(st, 10, e->repeats);
-    sqlite3_bind_double(st, 11, e->spread);
-    sqlite3_bind_text(st, 12, costdb_status_name(e->status), -1, SQLITE_STATIC);
-    if (*e->error)
-        sqlite3_bind_int64(st, 13, err_id);
-    else
-        sqlite3_bind_null(st, 13);
-    if (f.apply_cost >= 0)
-        sqlite3_bind_double(st, 14, f.apply_cost);
-    else
-        sqlite3_bind_null(st, 14);
-    if (f.wgrad_cost >= 0)
-        sqlite3_bind_double(st, 15, f.wgrad_cost);
-    else
-        sqlite3_bind_null(st, 15);
-    if (f.temp_activation > 0)
-        sqlite3_bind_int64(st, 17, f.temp_activation);
-    else
-        sqlite3_bind_null(st, 17);
-    rc = sqlite3_step(st);
-    rc = rc == SQLITE_DONE ? 0 : cdb_fail(db, rc, sql_cost_insert);
-    cdb_release(st);
-    if (c) /* the next one past it, or read again after a failure */
-        c->next_id = rc == 0 ? *id + 1 : 0;
-    if (rc == 0 && c)
-        remember(c, h, check, *id);
-    return rc;
+    one.id = *id;
+    one.err_id = *e->error ? err_id : 0;
+    one.memory_null = one.f.sizes[4] == memory;
+    if (!c) /* without memory: written now, one at a time */
+        return insert_rows(db, sweep_id, &one, 0);
+    /* queued (written by the put, cdb_entry_costs_flush), numbered and
+     * remembered now */
+    p = &c->pending[c->n_pending++];
+    *p = one;
+    c->next_id = *id + 1;
+    remember(c, h, check, *id);
+    return c->n_pending == COST_BATCH ? cdb_entry_costs_flush(db) : 0;
 }
 
 static const char *text_or_null(sqlite3_stmt *st, int col)
