@@ -104,6 +104,9 @@ static void test_puts_read_back(void)
             never += !memcmp(&dense[k], &NEVER, sizeof NEVER);
         CU_ASSERT(never > 0);
         CU_ASSERT(p->times->n < n);
+        /* room for every cell from the start: no put grows (copies) the
+         * figures */
+        CU_ASSERT(p->times->cap == n + 1);
         CU_ASSERT(apsolve_problem_bytes(p) ==
                   n * (2 * sizeof(double) + sizeof(int) + 2 * sizeof(uint32_t)) +
                       p->times->n * sizeof(ApsolveTimes) +
