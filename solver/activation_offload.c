@@ -49,7 +49,7 @@ int apsolve_offload_stage(const ApsolveProblem *p, const CostdbLayer *layers, si
     out->layers = L;
     out->offloaded = n;
     out->host_bandwidth = host_bandwidth;
-    if (!p->memory || !p->fwd_cost || !p->bwd_cost || !isfinite(p->cost[idx])) {
+    if (!p->memory || !p->times || !isfinite(p->cost[idx])) {
         snprintf(why, len, "the entry has no memory or forward/backward times");
         return -1;
     }
@@ -95,8 +95,8 @@ int apsolve_offload_stage(const ApsolveProblem *p, const CostdbLayer *layers, si
     }
     for (int k = start; k < start + n; k++) {
         double a = SAVED(k), t = a / host_bandwidth,
-               f = p->fwd_cost[idx] * layers[k + 1].fwd_flops / ff,
-               b = p->bwd_cost[idx] * layers[k + 1].bwd_flops / bf;
+               f = apsolve_times_at(p, idx)->fwd * layers[k + 1].fwd_flops / ff,
+               b = apsolve_times_at(p, idx)->bwd * layers[k + 1].bwd_flops / bf;
         out->saved_bytes += a;
         out->d2h += t;
         out->h2d += t;
@@ -148,6 +148,7 @@ int apsolve_offload_entry(const ApsolveProblem *p, const ApsolveOffloadSource *s
     size_t idx = apsolve_index(p, start, end, s, c);
     ApsolveOffloadStage x;
     ApsolveMemory m;
+    ApsolveTimes t;
     if (!p->configs[(size_t)s * p->num_configs + c].valid || !isfinite(p->cost[idx]))
         return 1;
     if (apsolve_offload_stage(p, src->layers, src->nlayers, src->host_bandwidth, start, end, s,
@@ -157,13 +158,15 @@ int apsolve_offload_entry(const ApsolveProblem *p, const ApsolveOffloadSource *s
     m = *apsolve_memory_at(p, idx);
     m.peak -= x.freed < m.peak ? x.freed : m.peak;
     m.intermediate -= x.freed;
-    if (apsolve_memory_put(q, qi, &m) != APSOLVE_OK) {
-        snprintf(why, len, "out of memory for the entry's memory figures");
+    /* q's wgrad kept, as when the three were dense tables */
+    t = *apsolve_times_at(q, qi);
+    t.fwd = apsolve_times_at(p, idx)->fwd + x.exposed_fwd;
+    t.bwd = apsolve_times_at(p, idx)->bwd + x.exposed_bwd;
+    if (apsolve_memory_put(q, qi, &m) != APSOLVE_OK || apsolve_times_put(q, qi, &t) != APSOLVE_OK) {
+        snprintf(why, len, "out of memory for the entry's memory figures or times");
         return APSOLVE_ENOMEM;
     }
-    q->fwd_cost[qi] = p->fwd_cost[idx] + x.exposed_fwd;
-    q->bwd_cost[qi] = p->bwd_cost[idx] + x.exposed_bwd;
-    q->cost[qi] = q->fwd_cost[qi] + q->bwd_cost[qi];
+    q->cost[qi] = t.fwd + t.bwd;
     q->max_n_succ_stages[qi] = apsolve_memory_mnss(&m);
     return 0;
 }

@@ -86,6 +86,26 @@ typedef struct ApsolveMemoryTable {
     size_t n, cap;
 } ApsolveMemoryTable;
 
+/* Seconds of one (i, j, s, c): its forward, its backward and, of the
+ * backward, the weight gradients' (ZB-H1's W pass; < 0 unknown,
+ * CostdbEntry). A cell never put reads {+inf, +inf, -1}. */
+typedef struct ApsolveTimes {
+    double fwd, bwd, wgrad;
+} ApsolveTimes;
+
+/* A problem's per-cell times, held only for the cells that have them
+ * (docs/performance.md, "apsolve's per-cell fwd/bwd/wgrad behind a slot
+ * (issue 38, apsfwd)"): cell k's times are figs[slot[k]]; slot 0 is
+ * figs[0], {+inf, +inf, -1}, what every cell of the dense tables read
+ * before the load. Read with apsolve_times_at, written with
+ * apsolve_times_put or apsolve_times_own (cell_times.c, its one owner),
+ * as the memory table. */
+typedef struct ApsolveTimesTable {
+    uint32_t *slot;                   /* [cells] */
+    ApsolveTimes *figs;               /* [n]: figs[0] the cells' never put */
+    size_t n, cap;
+} ApsolveTimesTable;
+
 /* An entry the sweep judged out of memory (status oom, cost +inf), as the
  * sweep computed it (CostdbEntry.unfit_cost): what a cp or ep stage is
  * priced from when its twin does not fit (apsolve_unfit_restore). fwd < 0:
@@ -114,7 +134,7 @@ typedef struct ApsolveUnfitTable {
  * apply_cost (always allocated, 0 by default): seconds spent once per
  * iteration after the pipeline (gradient sync + optimizer step); < 0
  * unknown (read as 0 by the full objective).
- * fwd_cost, bwd_cost and memory are optional (NULL) and only reported. */
+ * times (fwd, bwd, wgrad) and memory are optional (NULL) and only reported. */
 typedef struct ApsolveProblem {
     int num_layers;                   /* L */
     int cluster_hosts, cluster_gpus;  /* N x M */
@@ -125,9 +145,7 @@ typedef struct ApsolveProblem {
     double *cost;
     int *max_n_succ_stages;
     double *apply_cost;
-    double *fwd_cost, *bwd_cost;      /* optional */
-    double *wgrad_cost;               /* optional, with fwd/bwd: the backward's weight-gradient
-                                       * seconds (ZB-H1's W; < 0 unknown, CostdbEntry) */
+    ApsolveTimesTable *times;         /* optional (apsolve_times_at) */
     ApsolveMemoryTable *memory;       /* optional (apsolve_memory_at) */
     ApsolveUnfitTable *unfit_table;   /* optional: the out-of-memory entries' own figures; their
                                        * cost stays +inf (apsolve_unfit_restore) */
@@ -282,6 +300,13 @@ static inline const ApsolveMemory *apsolve_memory_at(const ApsolveProblem *p, si
     return &p->memory->figs[p->memory->slot[k]];
 }
 
+/* Cell k's times (p->times not NULL): {+inf, +inf, -1} where none were
+ * put. The pointer is good until the next apsolve_times_put or _own on p. */
+static inline const ApsolveTimes *apsolve_times_at(const ApsolveProblem *p, size_t k)
+{
+    return &p->times->figs[p->times->slot[k]];
+}
+
 const char *apsolve_strerror(int err);
 
 /* ---- problems ------------------------------------------------------------ */
@@ -319,6 +344,20 @@ int apsolve_memory_put(ApsolveProblem *p, size_t k, const ApsolveMemory *m);
  * what it reads appended where it has none. NULL when out of memory. The
  * pointer is good until the next apsolve_memory_put or _own on p. */
 ApsolveMemory *apsolve_memory_own(ApsolveProblem *p, size_t k);
+/* Gives p an empty times table (every cell's {+inf, +inf, -1}) if it has
+ * none. APSOLVE_OK or APSOLVE_ENOMEM. */
+int apsolve_times_table_add(ApsolveProblem *p);
+/* Cell k's times become *t (p->times not NULL): written over the cell's
+ * own, or appended for a cell that has none (none appended when *t is what
+ * it reads already). APSOLVE_OK or APSOLVE_ENOMEM (p unchanged). */
+int apsolve_times_put(ApsolveProblem *p, size_t k, const ApsolveTimes *t);
+/* Cell k's own times, to write in place (p->times not NULL): a copy of
+ * what it reads appended where it has none. NULL when out of memory. The
+ * pointer is good until the next apsolve_times_put or _own on p. */
+ApsolveTimes *apsolve_times_own(ApsolveProblem *p, size_t k);
+/* Cell k's fwd and bwd +inf (no stage; p->times may be NULL), its wgrad
+ * kept: written only over the cell's own times, never appended. */
+void apsolve_times_drop(ApsolveProblem *p, size_t k);
 /* Frees the problem and sets *p to NULL; NULL is fine. */
 void apsolve_problem_free(ApsolveProblem **p);
 /* Alpa's submesh list for N x M (M a power of two): (1,1), (1,2) .. (1,M),

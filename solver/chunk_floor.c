@@ -184,9 +184,9 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
                            bw, wg;
                     if (isinf(c) || c > tau)
                         continue; /* no plan uses it; none under tau does */
-                    fw = p->fwd_cost[idx];
-                    bw = p->bwd_cost[idx];
-                    wg = p->wgrad_cost[idx];
+                    fw = apsolve_times_at(p, idx)->fwd;
+                    bw = apsolve_times_at(p, idx)->bwd;
+                    wg = apsolve_times_at(p, idx)->wgrad;
                     if (!(fw >= 0 && wg >= 0 && wg <= bw && c >= (fw + bw) * (1 - 1e-12))) {
                         free(f->root);
                         free(f->x);
@@ -249,8 +249,8 @@ static void path_floor(const ApsolveStageFloor *f, int v, int B, int nmax, int z
             for (int k = 0; k < p->num_configs && zbv; k++) {
                 size_t idx = apsolve_index(p, 0, j, s, k);
                 double c = apsolve_cell_cost(p, idx, (size_t)s * p->num_configs + k),
-                       wg = p->wgrad_cost[idx],
-                       x = p->fwd_cost[idx] + p->bwd_cost[idx] - wg, a;
+                       wg = apsolve_times_at(p, idx)->wgrad,
+                       x = apsolve_times_at(p, idx)->fwd + apsolve_times_at(p, idx)->bwd - wg, a;
                 if (isinf(c) || c > f->tau)
                     continue;
                 a = ((B + 1.0) * x + wg) / 2;
@@ -456,7 +456,7 @@ void apsolve_stage_floor_roots(ApsolveStageFloor *f)
     if (f->roots)
         return;
     f->roots = 1;
-    if (p->fwd_cost && p->bwd_cost && p->wgrad_cost &&
+    if (p->times &&
         (f->root = malloc((size_t)L * (size_t)L * sizeof *f->root))) {
         size_t xs = 5 * (size_t)L * (size_t)L * (size_t)p->num_submeshes;
         f->x = xs <= PATH_CELLS ? malloc(xs * sizeof *f->x) : NULL; /* NULL: no path floor */

@@ -383,15 +383,20 @@ static void transform(ApsolveProblem *q, size_t idx, int cp, const ApsolveCpStag
     double r = 1.0 / cp;
     if (!isfinite(q->cost[idx]))
         return;
-    if (q->fwd_cost && q->bwd_cost) {
-        q->fwd_cost[idx] = q->fwd_cost[idx] * r + x->comm_fwd + x->attn_fwd + x->merge_fwd;
-        q->bwd_cost[idx] = q->bwd_cost[idx] * r + x->comm_bwd + x->attn_bwd + x->merge_bwd;
-        /* the weight GEMMs see 1/cp of the tokens; the ring is B's */
-        if (q->wgrad_cost && q->wgrad_cost[idx] >= 0)
-            q->wgrad_cost[idx] *= r;
-    }
     q->cost[idx] = q->cost[idx] * r + x->comm_fwd + x->comm_bwd + x->attn_fwd + x->attn_bwd +
                    x->merge_fwd + x->merge_bwd;
+    if (q->times) {
+        ApsolveTimes t = *apsolve_times_at(q, idx);
+        t.fwd = t.fwd * r + x->comm_fwd + x->attn_fwd + x->merge_fwd;
+        t.bwd = t.bwd * r + x->comm_bwd + x->attn_bwd + x->merge_bwd;
+        /* the weight GEMMs see 1/cp of the tokens; the ring is B's */
+        if (t.wgrad >= 0)
+            t.wgrad *= r;
+        /* out of memory for a cell that had no times: no stage, as for its
+         * memory figures below */
+        if (apsolve_times_put(q, idx, &t) != APSOLVE_OK)
+            q->cost[idx] = INFINITY;
+    }
     if (q->memory) {
         ApsolveMemory m = *apsolve_memory_at(q, idx);
         int64_t inter = apsolve_cp_intermediate(m.intermediate, cp);
@@ -739,8 +744,7 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
                         no = 1;
                     if (!x.known || no) {
                         q->cost[qi] = INFINITY;
-                        if (q->fwd_cost && q->bwd_cost)
-                            q->fwd_cost[qi] = q->bwd_cost[qi] = INFINITY;
+                        apsolve_times_drop(q, qi);
                         continue;
                     }
                     l.dp = cf->logical_a / cp;
@@ -755,8 +759,8 @@ int apsolve_cp_auto_table(const ApsolveCpAuto *a, int cp, int comm, ApsolveProbl
                      * an entry whose cost the transformation changed holds
                      * no restored figures (a restored entry's cost is
                      * theirs), so its unfit entry is not read */
-                    if (view && apsolve_unfit_at(p, idx) && q->fwd_cost && q->bwd_cost &&
-                        q->memory && q->cost[qi] == p->cost[idx])
+                    if (view && apsolve_unfit_at(p, idx) && q->times && q->memory &&
+                        q->cost[qi] == p->cost[idx])
                         apsolve_unfit_settle_entry(q, qi, apsolve_unfit_at(p, idx));
                 }
         }

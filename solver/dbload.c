@@ -260,7 +260,7 @@ static void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
                                                 : 0;
     double t0, t1;
     ApsolveUnfit u;
-    if (!p->fwd_cost || !p->memory ||
+    if (!p->times || !p->memory ||
         (key && apsolve_unfit_share_put_known(&c->share, p, idx, key) != 0))
         return;
     t0 = phase_seconds(ph0);
@@ -282,16 +282,20 @@ static int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
                   const CostdbStageCost *ph0, const CostdbStageCost *ph1)
 {
     ApsolveMemory m;
+    int rc;
     entry_figures(opt, ph0, ph1, &m, &p->apply_cost[idx]);
     /* Inference runs the forward module only (docs/solver.md
      * "Objectives"): no backward pass in the stage cost. */
     p->cost[idx] = opt->inference ? ph0->compute_cost : ph0->compute_cost + ph1->compute_cost;
-    p->fwd_cost[idx] = ph0->compute_cost;
-    p->bwd_cost[idx] = opt->inference ? 0 : ph1->compute_cost;
     /* schema 12's split of the backward (unknown: < 0, read as NULL) */
-    p->wgrad_cost[idx] = opt->inference ? 0 : ph1->wgrad_cost >= 0 ? ph1->wgrad_cost : -1.0;
+    rc = apsolve_times_put(p, idx,
+                           &(ApsolveTimes){ph0->compute_cost,
+                                           opt->inference ? 0 : ph1->compute_cost,
+                                           opt->inference       ? 0
+                                           : ph1->wgrad_cost >= 0 ? ph1->wgrad_cost
+                                                                  : -1.0});
     p->max_n_succ_stages[idx] = apsolve_memory_mnss(&m);
-    return apsolve_memory_put(p, idx, &m);
+    return rc != APSOLVE_OK ? rc : apsolve_memory_put(p, idx, &m);
 }
 
 /* Entry e from its forward (ph0) and backward (ph1) phases. */

@@ -208,10 +208,11 @@ void apsolve_stage_fill(const ApsolveProblem *p, const ApsolveOptions *opt, Apso
     idx = apsolve_index(p, st->start_layer, st->end_layer, st->submesh, st->config);
     st->cost = apsolve_entry_cost(p, idx);
     st->apply_cost = p->apply_cost[idx];
-    if (p->fwd_cost && p->bwd_cost && !isinf(st->cost)) {
-        st->fwd_cost = p->fwd_cost[idx];
-        st->bwd_cost = p->bwd_cost[idx];
-        st->wgrad_cost = p->wgrad_cost ? p->wgrad_cost[idx] : -1;
+    if (p->times && !isinf(st->cost)) {
+        const ApsolveTimes *t = apsolve_times_at(p, idx);
+        st->fwd_cost = t->fwd;
+        st->bwd_cost = t->bwd;
+        st->wgrad_cost = t->wgrad;
     } else if (!isinf(st->cost)) {
         st->fwd_cost = st->cost;
         st->bwd_cost = 0;

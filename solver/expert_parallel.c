@@ -58,8 +58,9 @@ static void transform(ApsolveProblem *q, size_t idx, const ApsolveEpStage *x, in
         q->cost[idx] = INFINITY;
         return;
     }
-    if (a2a_overlap && q->fwd_cost && q->bwd_cost)
-        apsolve_ep_a2a_hidden(x, q->fwd_cost[idx], q->bwd_cost[idx], &hf, &hb);
+    if (a2a_overlap && q->times)
+        apsolve_ep_a2a_hidden(x, apsolve_times_at(q, idx)->fwd, apsolve_times_at(q, idx)->bwd,
+                              &hf, &hb);
     apsolve_entry_add(q, idx, &(ApsolveEntryDelta){x->comm_fwd + x->perm_fwd - hf,
                                                    x->comm_bwd + x->perm_bwd - hb, x->apply_delta,
                                                    x->peak_delta, x->initial_delta});
@@ -315,8 +316,7 @@ int apsolve_ep_problem_auto(struct Costdb *db, int64_t sweep, const ApsolveProbl
                     }
                     if (u < 0) {
                         q->cost[idx] = INFINITY;
-                        if (q->fwd_cost && q->bwd_cost)
-                            q->fwd_cost[idx] = q->bwd_cost[idx] = INFINITY;
+                        apsolve_times_drop(q, idx);
                     } else if (u == 2) {
                         transform(q, idx, &xs[c], l->a2a_overlap);
                         ++*transformed;

@@ -38,8 +38,10 @@ int apsolve_offload_one_stage_whole(const ApsolveOffloadSource *src, const Apsol
     for (int s = 0; s < q->num_submeshes; s++)
         for (int c = 0; c < q->num_configs; c++) {
             size_t idx = apsolve_index(q, 0, L - 1, s, c);
-            if (!apsolve_offload_pair(q, s, c))
-                q->cost[idx] = q->fwd_cost[idx] = q->bwd_cost[idx] = INFINITY;
+            if (!apsolve_offload_pair(q, s, c)) {
+                q->cost[idx] = INFINITY;
+                apsolve_times_drop(q, idx);
+            }
         }
     *out = q;
     return APSOLVE_OK;

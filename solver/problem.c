@@ -96,37 +96,25 @@ static int problem_alloc(int num_layers, int hosts, int gpus, int num_submeshes,
     if (!p->submeshes || !p->configs || !p->cost || !p->max_n_succ_stages || !p->apply_cost)
         goto cleanup;
     if (with_details) {
-        p->fwd_cost = malloc(n * sizeof *p->fwd_cost);
-        p->bwd_cost = malloc(n * sizeof *p->bwd_cost);
-        p->wgrad_cost = malloc(n * sizeof *p->wgrad_cost);
-        /* the clone copies its source's (memory_table.c) */
+        /* the clone copies its source's (memory_table.c, cell_times.c) */
         p->memory = fill ? apsolve_memory_table_new(n) : NULL;
-        if (!p->fwd_cost || !p->bwd_cost || !p->wgrad_cost || (fill && !p->memory))
+        p->times = fill ? apsolve_times_table_new(n) : NULL;
+        if (fill && (!p->memory || !p->times))
             goto cleanup;
     }
     /* the tables whose every page is written next: the filled ones, and
      * with no fill every one (the clone copies each whole); calloc's zero
      * table apply_cost gets only the load's entries, which leave some of
-     * its pages untouched (and the memory table is sparse) */
+     * its pages untouched (and the memory and times tables are sparse) */
     prefault(p->cost, n * sizeof *p->cost);
     prefault(p->max_n_succ_stages, n * sizeof *p->max_n_succ_stages);
     if (!fill)
         prefault(p->apply_cost, n * sizeof *p->apply_cost);
-    if (with_details) {
-        prefault(p->fwd_cost, n * sizeof *p->fwd_cost);
-        prefault(p->bwd_cost, n * sizeof *p->bwd_cost);
-        prefault(p->wgrad_cost, n * sizeof *p->wgrad_cost);
-    }
     /* one table at a time (each loop a plain fill) */
     if (fill) {
         fill_doubles(p->cost, n, INFINITY);
         for (k = 0; k < n; k++)
             p->max_n_succ_stages[k] = APSOLVE_UNBOUNDED;
-    }
-    if (fill && with_details) {
-        fill_doubles(p->fwd_cost, n, INFINITY);
-        fill_doubles(p->bwd_cost, n, INFINITY);
-        fill_doubles(p->wgrad_cost, n, -1.0);
     }
     for (k = 0; k < (size_t)num_submeshes * (size_t)num_configs; k++)
         p->configs[k].force_batch_dim = -1;
@@ -148,12 +136,12 @@ int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
 int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
 {
     ApsolveProblem *q = NULL;
-    size_t cells, k;
+    size_t cells;
     int with, rc;
     if (!p || !out)
         return APSOLVE_EINVAL;
     *out = NULL;
-    with = p->fwd_cost && p->bwd_cost && p->memory;
+    with = p->times && p->memory;
     /* every table copied whole below: not filled first */
     if ((rc = problem_alloc(p->num_layers, p->cluster_hosts, p->cluster_gpus, p->num_submeshes,
                             p->num_configs, with, 0, &q)) != APSOLVE_OK)
@@ -166,14 +154,8 @@ int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
     memcpy(q->max_n_succ_stages, p->max_n_succ_stages, cells * sizeof *q->max_n_succ_stages);
     memcpy(q->apply_cost, p->apply_cost, cells * sizeof *q->apply_cost);
     if (with) {
-        memcpy(q->fwd_cost, p->fwd_cost, cells * sizeof *q->fwd_cost);
-        memcpy(q->bwd_cost, p->bwd_cost, cells * sizeof *q->bwd_cost);
-        if (p->wgrad_cost)
-            memcpy(q->wgrad_cost, p->wgrad_cost, cells * sizeof *q->wgrad_cost);
-        else
-            for (k = 0; k < cells; k++)
-                q->wgrad_cost[k] = -1.0; /* as apsolve_problem_new leaves it */
-        if (!(q->memory = apsolve_memory_table_clone(p->memory, cells))) {
+        if (!(q->times = apsolve_times_table_clone(p->times, cells)) ||
+            !(q->memory = apsolve_memory_table_clone(p->memory, cells))) {
             apsolve_problem_free(&q);
             return APSOLVE_ENOMEM;
         }
@@ -200,13 +182,8 @@ size_t apsolve_problem_bytes(const ApsolveProblem *p)
 {
     size_t per = sizeof *p->cost + sizeof *p->max_n_succ_stages + sizeof *p->apply_cost;
     size_t cells = apsolve_problem_cells(p);
-    if (p->fwd_cost)
-        per += sizeof *p->fwd_cost;
-    if (p->bwd_cost)
-        per += sizeof *p->bwd_cost;
-    if (p->wgrad_cost)
-        per += sizeof *p->wgrad_cost;
-    return cells * per + (p->memory ? apsolve_memory_table_bytes(p->memory, cells) : 0);
+    return cells * per + (p->times ? apsolve_times_table_bytes(p->times, cells) : 0) +
+           (p->memory ? apsolve_memory_table_bytes(p->memory, cells) : 0);
 }
 
 void apsolve_problem_free(ApsolveProblem **pp)
@@ -220,9 +197,7 @@ void apsolve_problem_free(ApsolveProblem **pp)
     free(p->cost);
     free(p->max_n_succ_stages);
     free(p->apply_cost);
-    free(p->fwd_cost);
-    free(p->bwd_cost);
-    free(p->wgrad_cost);
+    apsolve_times_table_free(p->times);
     apsolve_memory_table_free(p->memory);
     if (p->unfit_table) {
         free(p->unfit_table->slot);
@@ -304,7 +279,21 @@ int apsolve_problem_apply_known(const ApsolveProblem *p)
 
 int apsolve_problem_wgrad_known(const ApsolveProblem *p)
 {
-    return p && every_entry_known(p, p->wgrad_cost);
+    size_t n, k, cfg, sc, finite = 0;
+    if (!p || !p->times)
+        return 0;
+    /* every_entry_known's walk, the weight gradients read behind their
+     * slots */
+    n = apsolve_problem_cells(p);
+    sc = (size_t)p->num_submeshes * (size_t)p->num_configs;
+    for (k = 0, cfg = 0; k < n; k++, cfg = cfg + 1 == sc ? 0 : cfg + 1) {
+        if (!p->configs[cfg].valid || !isfinite(p->cost[k]) || p->cost[k] < 0)
+            continue;
+        if (!(apsolve_times_at(p, k)->wgrad >= 0))
+            return 0;
+        finite++;
+    }
+    return finite > 0;
 }
 
 int apsolve_default_submeshes(int hosts, int gpus, ApsolveSubmesh *out, int cap)
@@ -371,9 +360,14 @@ int apsolve_memory_mnss(const ApsolveMemory *m)
 
 void apsolve_entry_add(ApsolveProblem *q, size_t idx, const ApsolveEntryDelta *d)
 {
-    if (q->fwd_cost && q->bwd_cost) {
-        q->fwd_cost[idx] += d->comm_fwd;
-        q->bwd_cost[idx] += d->comm_bwd;
+    if (q->times) {
+        ApsolveTimes t = *apsolve_times_at(q, idx);
+        t.fwd += d->comm_fwd;
+        t.bwd += d->comm_bwd;
+        /* out of memory for a cell that had no times: the entry is no
+         * stage (as for its memory figures below) */
+        if (apsolve_times_put(q, idx, &t) != APSOLVE_OK)
+            q->cost[idx] = INFINITY;
     }
     q->cost[idx] += d->comm_fwd + d->comm_bwd;
     if (q->apply_cost[idx] >= 0)
@@ -397,16 +391,16 @@ int apsolve_unfit_restore(ApsolveProblem *q, size_t idx)
     const ApsolveUnfit *u;
     if (isfinite(q->cost[idx]))
         return 1;
-    if (!(u = apsolve_unfit_at(q, idx)) || !q->fwd_cost || !q->bwd_cost || !q->memory)
+    if (!(u = apsolve_unfit_at(q, idx)) || !q->times || !q->memory)
         return 0;
-    /* out of memory for its figures: left out of memory, as stored */
-    if (apsolve_memory_put(q, idx, &u->memory) != APSOLVE_OK)
+    /* out of memory for its figures: left out of memory, as stored (the
+     * times first: a cell whose memory put fails keeps its times, which
+     * nothing reads while its cost is +inf); the wgrad is not stored for
+     * an oom entry: unknown */
+    if (apsolve_times_put(q, idx, &(ApsolveTimes){u->fwd, u->bwd, -1.0}) != APSOLVE_OK ||
+        apsolve_memory_put(q, idx, &u->memory) != APSOLVE_OK)
         return 0;
     q->cost[idx] = u->fwd + u->bwd;
-    q->fwd_cost[idx] = u->fwd;
-    q->bwd_cost[idx] = u->bwd;
-    if (q->wgrad_cost)
-        q->wgrad_cost[idx] = -1.0; /* not stored for an oom entry: unknown */
     q->apply_cost[idx] = u->apply;
     q->max_n_succ_stages[idx] = apsolve_memory_mnss(&u->memory);
     return 1;
@@ -415,12 +409,16 @@ int apsolve_unfit_restore(ApsolveProblem *q, size_t idx)
 void apsolve_unfit_settle_entry(ApsolveProblem *q, size_t idx, const ApsolveUnfit *u)
 {
     const ApsolveMemory *m = apsolve_memory_at(q, idx);
-    if (u->fwd < 0 || !isfinite(q->cost[idx]) || q->fwd_cost[idx] != u->fwd ||
-        q->bwd_cost[idx] != u->bwd || q->cost[idx] != u->fwd + u->bwd ||
-        m->peak != u->memory.peak || m->intermediate != u->memory.intermediate ||
-        m->initial != u->memory.initial)
+    const ApsolveTimes *t = apsolve_times_at(q, idx);
+    if (u->fwd < 0 || !isfinite(q->cost[idx]) || t->fwd != u->fwd || t->bwd != u->bwd ||
+        q->cost[idx] != u->fwd + u->bwd || m->peak != u->memory.peak ||
+        m->intermediate != u->memory.intermediate || m->initial != u->memory.initial)
         return;
-    q->cost[idx] = q->fwd_cost[idx] = q->bwd_cost[idx] = INFINITY;
+    /* the cell has its own times (apsolve_unfit_restore put them): written
+     * in place, no put can fail */
+    ApsolveTimes *w = apsolve_times_own(q, idx);
+    w->fwd = w->bwd = INFINITY;
+    q->cost[idx] = INFINITY;
 }
 
 void apsolve_plan_free(ApsolvePlan **plan)

@@ -73,7 +73,7 @@ static int shell(const ApsolveProblem *p, const ApsolveSubset *v, int L, int unf
                         ApsolveProblem **out)
 {
     ApsolveProblem *q = NULL;
-    int with = p->fwd_cost && p->bwd_cost && p->memory, rc;
+    int with = p->times && p->memory, rc;
     int S2 = v->num_submeshes, C2 = v->num_configs;
     *out = NULL;
     if ((rc = apsolve_problem_new(L, p->cluster_hosts, p->cluster_gpus, S2, C2, with, &q)) !=
@@ -108,12 +108,9 @@ int apsolve_subset_copy_entry(const ApsolveProblem *p, size_t a, ApsolveProblem 
     q->cost[b] = p->cost[a];
     q->max_n_succ_stages[b] = p->max_n_succ_stages[a];
     q->apply_cost[b] = p->apply_cost[a];
-    if (q->fwd_cost) {
-        q->fwd_cost[b] = p->fwd_cost[a];
-        q->bwd_cost[b] = p->bwd_cost[a];
-        if (p->wgrad_cost)
-            q->wgrad_cost[b] = p->wgrad_cost[a];
-        if (apsolve_memory_put(q, b, apsolve_memory_at(p, a)) != APSOLVE_OK)
+    if (q->times) {
+        if (apsolve_times_put(q, b, apsolve_times_at(p, a)) != APSOLVE_OK ||
+            apsolve_memory_put(q, b, apsolve_memory_at(p, a)) != APSOLVE_OK)
             return APSOLVE_ENOMEM;
     }
     if (q->unfit_table && apsolve_unfit_at(p, a))

@@ -26,9 +26,10 @@ static int figures(const ApsolveProblem *p, int i, int j, int s, int c, Figures 
 {
     size_t idx = apsolve_index(p, i, j, s, c);
     if (isfinite(apsolve_cell_cost(p, idx, (size_t)s * p->num_configs + c))) {
-        f->fwd = p->fwd_cost[idx];
-        f->bwd = p->bwd_cost[idx];
-        f->wgrad = p->wgrad_cost ? p->wgrad_cost[idx] : -1.0;
+        const ApsolveTimes *t = apsolve_times_at(p, idx);
+        f->fwd = t->fwd;
+        f->bwd = t->bwd;
+        f->wgrad = t->wgrad;
         f->apply = p->apply_cost[idx];
         f->m = *apsolve_memory_at(p, idx);
         return 0;
@@ -89,7 +90,7 @@ static int entry_at(const ApsolveProblem *p, int start, int end, int s, int c, i
     int n = end - start + 1;
     int m = chunks > 0 ? n / chunks : 0;
     Figures x = {0, 0, 0, 0, {0, 0, 0, 0}}, whole_full, whole_none;
-    if (!p->memory || !p->fwd_cost || !p->bwd_cost) {
+    if (!p->memory || !p->times) {
         snprintf(why, len, "the problem has no memory figures");
         return -1;
     }
@@ -143,16 +144,13 @@ int apsolve_recompute_layers_entry(const ApsolveProblem *p, int start, int end, 
 /* Entry idx of q becomes the composed stage r. */
 static void put(ApsolveProblem *q, size_t idx, const ApsolveRecomputeLayers *r)
 {
-    q->fwd_cost[idx] = r->fwd;
-    q->bwd_cost[idx] = r->bwd;
     q->cost[idx] = r->fwd + r->bwd;
-    if (q->wgrad_cost)
-        q->wgrad_cost[idx] = r->wgrad;
     q->apply_cost[idx] = r->apply;
     q->max_n_succ_stages[idx] = apsolve_memory_mnss(&r->memory);
-    /* out of memory for a cell that had no figures: no stage rather than
-     * one with figures it does not have */
-    if (apsolve_memory_put(q, idx, &r->memory) != APSOLVE_OK)
+    /* out of memory for a cell that had no figures or times: no stage
+     * rather than one with figures it does not have */
+    if (apsolve_times_put(q, idx, &(ApsolveTimes){r->fwd, r->bwd, r->wgrad}) != APSOLVE_OK ||
+        apsolve_memory_put(q, idx, &r->memory) != APSOLVE_OK)
         q->cost[idx] = INFINITY;
 }
 
@@ -160,15 +158,12 @@ static void put(ApsolveProblem *q, size_t idx, const ApsolveRecomputeLayers *r)
  * recomputed). */
 static void restore(ApsolveProblem *q, const ApsolveProblem *p, size_t idx)
 {
-    q->fwd_cost[idx] = p->fwd_cost[idx];
-    q->bwd_cost[idx] = p->bwd_cost[idx];
     q->cost[idx] = p->cost[idx];
-    if (q->wgrad_cost && p->wgrad_cost)
-        q->wgrad_cost[idx] = p->wgrad_cost[idx];
     q->apply_cost[idx] = p->apply_cost[idx];
     q->max_n_succ_stages[idx] = p->max_n_succ_stages[idx];
     /* (q is not p: p's figures stay where they are while q grows) */
-    if (apsolve_memory_put(q, idx, apsolve_memory_at(p, idx)) != APSOLVE_OK)
+    if (apsolve_times_put(q, idx, apsolve_times_at(p, idx)) != APSOLVE_OK ||
+        apsolve_memory_put(q, idx, apsolve_memory_at(p, idx)) != APSOLVE_OK)
         q->cost[idx] = INFINITY;
 }
 
@@ -206,7 +201,7 @@ static void compose_range(const ApsolveProblem *p, ApsolveProblem *q, int start,
 int apsolve_recompute_layers_compose(const ApsolveProblem *p, ApsolveProblem *q,
                                      const ApsolveStageSpec *specs, size_t n, int k, int chunks)
 {
-    if (!p->memory || !p->fwd_cost || !p->bwd_cost || chunks < 1)
+    if (!p->memory || !p->times || chunks < 1)
         return APSOLVE_EINVAL;
     for (size_t t = 0; t < n; t++) {
         const ApsolveStageSpec *sp = &specs[t];
@@ -222,7 +217,7 @@ int apsolve_recompute_layers_compose_all(const ApsolveProblem *p, ApsolveProblem
 {
     int L = p->num_layers, S = p->num_submeshes, C = p->num_configs;
     int *sib;
-    if (!p->memory || !p->fwd_cost || !p->bwd_cost || chunks < 1)
+    if (!p->memory || !p->times || chunks < 1)
         return APSOLVE_EINVAL;
     if (!(sib = malloc((size_t)C * sizeof *sib))) {
         /* the same entries, each sibling looked up per entry */
@@ -261,7 +256,7 @@ int apsolve_recompute_layers_problem(const ApsolveProblem *p, const ApsolveStage
     ApsolveProblem *q = NULL;
     int rc;
     *out = NULL;
-    if (!p->memory || !p->fwd_cost || !p->bwd_cost || chunks < 1)
+    if (!p->memory || !p->times || chunks < 1)
         return APSOLVE_EINVAL;
     if ((rc = apsolve_problem_clone(p, &q)) != APSOLVE_OK)
         return rc;
@@ -275,7 +270,7 @@ int apsolve_recompute_layers_floors(const ApsolveProblem *p, int chunks, double 
     int L = p->num_layers, S = p->num_submeshes, C = p->num_configs, M;
     double *least; /* [2 M] per config: its `full` ranges of each length, then its sibling's
                     * `none` ones */
-    if (!p->memory || !p->fwd_cost || !p->bwd_cost || chunks < 1 || L / chunks < 2)
+    if (!p->memory || !p->times || chunks < 1 || L / chunks < 2)
         return APSOLVE_EINVAL;
     M = L / chunks;
     for (int k = 1; k < M; k++)
@@ -371,21 +366,18 @@ static void saved_each(const ApsolveProblem *p, int chunks, int k,
 
 static void save_one(ApsolveProblem *p, size_t idx, SavedEntry *e)
 {
-    *e = (SavedEntry){p->cost[idx], p->fwd_cost[idx], p->bwd_cost[idx],
-                      p->wgrad_cost ? p->wgrad_cost[idx] : 0, p->apply_cost[idx],
+    const ApsolveTimes *t = apsolve_times_at(p, idx);
+    *e = (SavedEntry){p->cost[idx], t->fwd, t->bwd, t->wgrad, p->apply_cost[idx],
                       *apsolve_memory_at(p, idx), p->max_n_succ_stages[idx]};
 }
 
 static void put_back_one(ApsolveProblem *p, size_t idx, SavedEntry *e)
 {
     p->cost[idx] = e->cost;
-    p->fwd_cost[idx] = e->fwd;
-    p->bwd_cost[idx] = e->bwd;
-    if (p->wgrad_cost)
-        p->wgrad_cost[idx] = e->wgrad;
     p->apply_cost[idx] = e->apply;
-    /* the cell's own figures since it was saved, or figs[0]'s: no room
-     * taken (apsolve_memory_put) */
+    /* the cell's own figures and times since it was saved, or figs[0]'s:
+     * no room taken (apsolve_memory_put, apsolve_times_put) */
+    (void)apsolve_times_put(p, idx, &(ApsolveTimes){e->fwd, e->bwd, e->wgrad});
     (void)apsolve_memory_put(p, idx, &e->m);
     p->max_n_succ_stages[idx] = e->mnss;
 }
@@ -396,7 +388,7 @@ int apsolve_recompute_layers_save(const ApsolveProblem *p, int chunks,
     ApsolveRecomputeSaved *v;
     size_t n;
     *out = NULL;
-    if (!p->memory || !p->fwd_cost || !p->bwd_cost || chunks < 1)
+    if (!p->memory || !p->times || chunks < 1)
         return APSOLVE_EINVAL;
     saved_each(p, chunks, 0, NULL, NULL, NULL, &n);
     if (!(v = calloc(1, sizeof *v)) || !(v->e = malloc((n ? n : 1) * sizeof *v->e))) {

@@ -116,8 +116,7 @@ static int solve_equal(const ApsolveProblem *q, const ApsolveOptions *o0, Apsolv
                     for (int c = 0; c < x->num_configs; c++) {
                         size_t idx = apsolve_index(x, i, j, s, c);
                         x->cost[idx] = INFINITY;
-                        if (x->fwd_cost && x->bwd_cost)
-                            x->fwd_cost[idx] = x->bwd_cost[idx] = INFINITY;
+                        apsolve_times_drop(x, idx);
                     }
         o = *o0;
         e = solve_one(x, &o, NULL, 0, &one, &h, &exact);

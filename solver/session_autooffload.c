@@ -53,7 +53,7 @@ int apsolve_run_auto_offload(ApsolveRun *r)
     int L, e, made;
     char why[400];
     if (a->parallel || a->opt.inference || a->batch > 0 || !p || !p->memory ||
-        !p->fwd_cost || !p->bwd_cost || p->num_layers < 2)
+        !p->times || p->num_layers < 2)
         return 0;
     if (a->schedule_set && a->schedule != APSOLVE_SCHEDULE_1F1B &&
         a->schedule != APSOLVE_SCHEDULE_INTERLEAVED)

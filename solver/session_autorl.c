@@ -156,7 +156,7 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
     RlCut cut = {NULL, 0, -INFINITY, INFINITY};
     int chunks, kmax;
     if (a->parallel || a->opt.inference || a->batch > 0 || !plain || plain->cp > 1 ||
-        plain->ep > 1 || !p || !p->memory || !p->fwd_cost || !p->bwd_cost)
+        plain->ep > 1 || !p || !p->memory || !p->times)
         return 0;
     if (plain->schedule != APSOLVE_SCHEDULE_1F1B &&
         plain->schedule != APSOLVE_SCHEDULE_INTERLEAVED)

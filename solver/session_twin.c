@@ -80,8 +80,10 @@ int apsolve_unfit_open(const ApsolveProblem *p, ApsolveProblem **out)
         return APSOLVE_OK; /* none to restore: the candidate's own problem */
     if ((rc = apsolve_problem_clone(p, out)) != APSOLVE_OK)
         return rc;
-    /* room for the memory figures each restore puts (apsolve_unfit_restore) */
-    if ((*out)->memory && apsolve_memory_room(*out, n) != APSOLVE_OK) {
+    /* room for the memory figures and times each restore puts
+     * (apsolve_unfit_restore) */
+    if (((*out)->memory && apsolve_memory_room(*out, n) != APSOLVE_OK) ||
+        ((*out)->times && apsolve_times_room(*out, n) != APSOLVE_OK)) {
         apsolve_problem_free(out);
         return APSOLVE_ENOMEM;
     }
@@ -96,7 +98,7 @@ void apsolve_unfit_settle(ApsolveProblem *q)
     size_t cells = apsolve_problem_cells(q);
     /* exactly the figures apsolve_unfit_restore put there: no cp or ep
      * step made a stage of it */
-    for (size_t k = 0; q->unfit_table && q->fwd_cost && q->bwd_cost && q->memory && k < cells; k++)
+    for (size_t k = 0; q->unfit_table && q->times && q->memory && k < cells; k++)
         if (apsolve_unfit_at(q, k))
             apsolve_unfit_settle_entry(q, k, apsolve_unfit_at(q, k));
 }
@@ -111,7 +113,7 @@ int apsolve_unfit_apply_known(const ApsolveProblem *p)
     int restores;
     if (!p || !p->unfit_table)
         return apsolve_problem_apply_known(p);
-    restores = p->fwd_cost && p->bwd_cost && p->memory;
+    restores = p->times && p->memory;
     cells = apsolve_problem_cells(p);
     /* cell k's config is configs[k % per] (apsolve_index): walked block by
      * block of per cells, without a division per cell */

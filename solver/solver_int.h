@@ -307,6 +307,14 @@ size_t apsolve_memory_table_bytes(const ApsolveMemoryTable *t, size_t cells);
 /* Room in p's memory table for more figures: the next `more`
  * apsolve_memory_put on p cannot fail. APSOLVE_OK or APSOLVE_ENOMEM. */
 int apsolve_memory_room(ApsolveProblem *p, size_t more);
+/* The times table (cell_times.c), as the memory table's four above. */
+ApsolveTimesTable *apsolve_times_table_new(size_t cells);
+ApsolveTimesTable *apsolve_times_table_clone(const ApsolveTimesTable *t, size_t cells);
+void apsolve_times_table_free(ApsolveTimesTable *t);
+size_t apsolve_times_table_bytes(const ApsolveTimesTable *t, size_t cells);
+/* Room in p's times table for more: the next `more` apsolve_times_put on
+ * p cannot fail. APSOLVE_OK or APSOLVE_ENOMEM. */
+int apsolve_times_room(ApsolveProblem *p, size_t more);
 /* Model chunks per device of opt's schedule: v for interleaved and
  * interleaved ZB with v >= 2, 2 for ZBV, else 1. */
 static inline int apsolve_virtual(const ApsolveOptions *opt)

@@ -13,8 +13,7 @@
  * restores it in its clone). */
 static int restorable(const ApsolveProblem *p, size_t k)
 {
-    return !isfinite(p->cost[k]) && apsolve_unfit_at(p, k) && p->fwd_cost && p->bwd_cost &&
-           p->memory;
+    return !isfinite(p->cost[k]) && apsolve_unfit_at(p, k) && p->times && p->memory;
 }
 
 double apsolve_unfit_restored_cost(const ApsolveProblem *p, size_t k)
@@ -33,9 +32,9 @@ static void read_figures(const ApsolveProblem *p, size_t k, ApsolveUnfitSaved *x
     memset(x, 0, sizeof *x);
     x->idx = k;
     x->cost = p->cost[k];
-    x->fwd = p->fwd_cost[k];
-    x->bwd = p->bwd_cost[k];
-    x->wgrad = p->wgrad_cost ? p->wgrad_cost[k] : 0;
+    x->fwd = apsolve_times_at(p, k)->fwd;
+    x->bwd = apsolve_times_at(p, k)->bwd;
+    x->wgrad = apsolve_times_at(p, k)->wgrad;
     x->apply = p->apply_cost[k];
     x->memory = *apsolve_memory_at(p, k);
     x->mnss = p->max_n_succ_stages[k];
@@ -73,9 +72,10 @@ int apsolve_unfit_open_in_place(ApsolveProblem *p, ApsolveUnfitUndo *u)
         return APSOLVE_OK;
     u->restored = calloc(cells / 8 + 1, 1);
     u->saved = differ ? malloc(differ * sizeof *u->saved) : NULL;
-    /* room for every restored entry's memory figures: each restore below
-     * puts them (apsolve_unfit_restore) */
-    if (!u->restored || (differ && !u->saved) || apsolve_memory_room(p, n) != APSOLVE_OK) {
+    /* room for every restored entry's memory figures and times: each
+     * restore below puts them (apsolve_unfit_restore) */
+    if (!u->restored || (differ && !u->saved) || apsolve_memory_room(p, n) != APSOLVE_OK ||
+        apsolve_times_room(p, n) != APSOLVE_OK) {
         free(u->restored);
         free(u->saved);
         memset(u, 0, sizeof *u);
@@ -106,13 +106,10 @@ void apsolve_unfit_close_in_place(ApsolveProblem *p, ApsolveUnfitUndo *u)
         if (next < u->nsaved && u->saved[next].idx == k)
             x = &u->saved[next++];
         p->cost[k] = x->cost;
-        p->fwd_cost[k] = x->fwd;
-        p->bwd_cost[k] = x->bwd;
-        if (p->wgrad_cost)
-            p->wgrad_cost[k] = x->wgrad;
         p->apply_cost[k] = x->apply;
-        /* the cell's own figures since the restore, or figs[0]'s: no room
-         * taken (apsolve_memory_put) */
+        /* the cell's own figures and times since the restore, or figs[0]'s:
+         * no room taken (apsolve_memory_put, apsolve_times_put) */
+        (void)apsolve_times_put(p, k, &(ApsolveTimes){x->fwd, x->bwd, x->wgrad});
         (void)apsolve_memory_put(p, k, &x->memory);
         p->max_n_succ_stages[k] = x->mnss;
     }

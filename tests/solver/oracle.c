@@ -331,15 +331,15 @@ int oracle_make_problem(const OracleGen *g, uint64_t *rng, ApsolveProblem **out)
 int oracle_add_passes(ApsolveProblem *p, uint64_t *rng)
 {
     size_t n = apsolve_problem_cells(p);
-    p->fwd_cost = malloc(n * sizeof *p->fwd_cost);
-    p->bwd_cost = malloc(n * sizeof *p->bwd_cost);
-    p->wgrad_cost = malloc(n * sizeof *p->wgrad_cost);
-    if (!p->fwd_cost || !p->bwd_cost || !p->wgrad_cost)
+    if (apsolve_times_table_add(p) != APSOLVE_OK)
         return APSOLVE_ENOMEM;
     for (size_t k = 0; k < n; k++) {
-        p->fwd_cost[k] = p->cost[k] / 3;
-        p->bwd_cost[k] = p->cost[k] - p->fwd_cost[k];
-        p->wgrad_cost[k] = p->bwd_cost[k] * (0.2 + 0.6 * oracle_uniform(rng));
+        ApsolveTimes t;
+        t.fwd = p->cost[k] / 3;
+        t.bwd = p->cost[k] - t.fwd;
+        t.wgrad = t.bwd * (0.2 + 0.6 * oracle_uniform(rng));
+        if (apsolve_times_put(p, k, &t) != APSOLVE_OK)
+            return APSOLVE_ENOMEM;
     }
     return APSOLVE_OK;
 }
@@ -375,6 +375,18 @@ static int same_unfit(const ApsolveProblem *p, const ApsolveProblem *q, size_t n
     return 1;
 }
 
+/* The same times read in each of n cells (both without a table, or both
+ * with one), wherever the tables hold them. */
+static int same_times(const ApsolveProblem *p, const ApsolveProblem *q, size_t n)
+{
+    if (!p->times != !q->times)
+        return 0;
+    for (size_t k = 0; p->times && k < n; k++)
+        if (memcmp(apsolve_times_at(p, k), apsolve_times_at(q, k), sizeof(ApsolveTimes)))
+            return 0;
+    return 1;
+}
+
 /* The same memory figures read in each of n cells (both without a table,
  * or both with one), wherever the tables hold them. */
 static int same_memory(const ApsolveProblem *p, const ApsolveProblem *q, size_t n)
@@ -393,8 +405,7 @@ int oracle_same_problem(const ApsolveProblem *p, const ApsolveProblem *q)
 #define SAME(f) ((!p->f && !q->f) || (p->f && q->f && !memcmp(p->f, q->f, n * sizeof *p->f)))
     return p->num_layers == q->num_layers && p->num_submeshes == q->num_submeshes &&
            p->num_configs == q->num_configs && SAME(cost) && SAME(max_n_succ_stages) &&
-           SAME(apply_cost) && SAME(fwd_cost) && SAME(bwd_cost) && SAME(wgrad_cost) &&
-           same_memory(p, q, n) && same_unfit(p, q, n);
+           SAME(apply_cost) && same_times(p, q, n) && same_memory(p, q, n) && same_unfit(p, q, n);
 #undef SAME
 }
 

@@ -42,8 +42,7 @@ static void leave_out(ApsolveProblem *x, int s, int k)
                     if (u == s && (k == 0 || j - i + 1 == k))
                         continue;
                     x->cost[idx] = INFINITY;
-                    if (x->fwd_cost && x->bwd_cost)
-                        x->fwd_cost[idx] = x->bwd_cost[idx] = INFINITY;
+                    apsolve_times_drop(x, idx);
                 }
 }
 

@@ -142,8 +142,7 @@ static void check_layouts(const ApsolveProblem *q, const ApsolveOptions *o, cons
                                 if (keep[(size_t)t * q->num_configs + u])
                                     continue;
                                 inf->cost[idx] = INFINITY;
-                                if (inf->fwd_cost && inf->bwd_cost)
-                                    inf->fwd_cost[idx] = inf->bwd_cost[idx] = INFINITY;
+                                apsolve_times_drop(inf, idx);
                             }
                 check_subset(inf, sub, &v, o, what);
                 tried++;
@@ -326,9 +325,9 @@ static void check_one_at_a_time(Costdb *db, ApsolveProblem *p, int64_t micro, co
                             continue;
                         a = apsolve_index(w, i, j, v.submesh[s2], c);
                         b = apsolve_index(q, i, j, s2, c2);
-                        CHECK(SAME_AT(cost, w, a, q, b) && SAME_AT(fwd_cost, w, a, q, b) &&
-                                  SAME_AT(bwd_cost, w, a, q, b) &&
-                                  SAME_AT(wgrad_cost, w, a, q, b) &&
+                        CHECK(SAME_AT(cost, w, a, q, b) && 
+                                  !memcmp(apsolve_times_at(w, a), apsolve_times_at(q, b),
+                                          sizeof(ApsolveTimes)) &&
                                   SAME_AT(apply_cost, w, a, q, b) &&
                                   !memcmp(apsolve_memory_at(w, a), apsolve_memory_at(q, b),
                                           sizeof(ApsolveMemory)) &&

@@ -311,8 +311,8 @@ static void test_explain(void)
         for (size_t k = 0; k < sizeof e / sizeof e[0]; k++) {
             size_t idx = apsolve_index(p, e[k].i, e[k].j, e[k].s, 0);
             p->cost[idx] = 1.0;
-            p->fwd_cost[idx] = 0.5;
-            p->bwd_cost[idx] = 0.5;
+            apsolve_times_own(p, idx)->fwd = 0.5;
+            apsolve_times_own(p, idx)->bwd = 0.5;
             *apsolve_memory_own(p, idx) = (ApsolveMemory){e[k].peak, e[k].inter, 0, 20 * GB};
             p->max_n_succ_stages[idx] = apsolve_max_n_succ_stages(20 * GB, e[k].peak, 0,
                                                                   e[k].inter);

@@ -5,7 +5,7 @@
  * the cost rows are read, the entries that fit written there from batches
  * in the walk's order, the out-of-memory ones by the walk. The problem is
  * the one thread's, byte for byte: every per-cell table (cost,
- * max_n_succ_stages, apply_cost, fwd_cost, bwd_cost, wgrad_cost, memory),
+ * max_n_succ_stages, apply_cost, times, memory),
  * the unfit table (each cell's slot and the figures, in order), the
  * submeshes and configs, at load_threads 2, 3 and 8, under the training
  * objective, inference and a memory budget (each changes what the entries
@@ -58,9 +58,16 @@ static void compare(const ApsolveProblem *p, const ApsolveProblem *q, const char
     CHECK(same(p->max_n_succ_stages, q->max_n_succ_stages, n * sizeof *p->max_n_succ_stages),
           "%s: max_n_succ_stages", what);
     CHECK(same(p->apply_cost, q->apply_cost, n * sizeof *p->apply_cost), "%s: apply_cost", what);
-    CHECK(same(p->fwd_cost, q->fwd_cost, n * sizeof *p->fwd_cost), "%s: fwd_cost", what);
-    CHECK(same(p->bwd_cost, q->bwd_cost, n * sizeof *p->bwd_cost), "%s: bwd_cost", what);
-    CHECK(same(p->wgrad_cost, q->wgrad_cost, n * sizeof *p->wgrad_cost), "%s: wgrad_cost", what);
+    CHECK(!p->times == !q->times, "%s: times table", what);
+    if (p->times && q->times) { /* the same times, in the same slots */
+        CHECK(p->times->n == q->times->n, "%s: times %zu against %zu", what, p->times->n,
+              q->times->n);
+        CHECK(same(p->times->slot, q->times->slot, n * sizeof *p->times->slot),
+              "%s: times slots", what);
+        if (p->times->n == q->times->n)
+            CHECK(same(p->times->figs, q->times->figs, p->times->n * sizeof *p->times->figs),
+                  "%s: times", what);
+    }
     CHECK(!p->memory == !q->memory, "%s: memory table", what);
     if (p->memory && q->memory) { /* the same figures, in the same slots */
         CHECK(p->memory->n == q->memory->n, "%s: memory figures %zu against %zu", what,

@@ -100,8 +100,8 @@ static void test_puts_read_back(void)
         CU_ASSERT(p->memory->n <= n + 1);
         CU_ASSERT(p->memory->n < n);
         CU_ASSERT(apsolve_problem_bytes(p) ==
-                  n * (2 * sizeof(double) + 2 * sizeof(double) + sizeof(double) + sizeof(int) +
-                       sizeof(uint32_t)) +
+                  n * (2 * sizeof(double) + sizeof(int) + 2 * sizeof(uint32_t)) +
+                      p->times->n * sizeof(ApsolveTimes) +
                       p->memory->n * sizeof(ApsolveMemory));
         free(dense);
         apsolve_problem_free(&p);

@@ -29,8 +29,8 @@ static ApsolveProblem *entry(void)
     p->submeshes[0] = (ApsolveSubmesh){1, 1};
     p->configs[0].valid = 1;
     idx = apsolve_index(p, 0, 3, 0, 0);
-    p->fwd_cost[idx] = 1.0;
-    p->bwd_cost[idx] = 2.0;
+    apsolve_times_own(p, idx)->fwd = 1.0;
+    apsolve_times_own(p, idx)->bwd = 2.0;
     p->cost[idx] = 3.0;
     *apsolve_memory_own(p, idx) = (ApsolveMemory){5000, 1000, 100, 1 << 20};
     return p;

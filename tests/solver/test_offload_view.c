@@ -179,10 +179,10 @@ static ApsolveProblem *made_up(int L, int hosts, int gpus, int C, int64_t avail)
                         continue; /* not profiled */
                     for (int t = c; t < c + 2 && t < C; t++) {
                         size_t idx = apsolve_index(p, i, j, s, t);
-                        p->fwd_cost[idx] = fwd;
-                        p->bwd_cost[idx] = 2 * fwd;
+                        apsolve_times_own(p, idx)->fwd = fwd;
+                        apsolve_times_own(p, idx)->bwd = 2 * fwd;
                         p->cost[idx] = 3 * fwd;
-                        p->wgrad_cost[idx] = fwd;
+                        apsolve_times_own(p, idx)->wgrad = fwd;
                         CU_ASSERT(apsolve_memory_put(p, idx, &m) == APSOLVE_OK);
                         p->max_n_succ_stages[idx] = apsolve_memory_mnss(&m);
                         p->apply_cost[idx] = t > c && !rnd(3) ? applies[rnd(5)] : apply;

@@ -61,10 +61,10 @@ static ApsolveProblem *made_up(int L, unsigned seed)
         p->apply_cost[k] = next(&r) % 6 ? 0.01 * (double)(next(&r) % 5) : -1.0;
         switch (next(&r) % 6) {
         default: /* fits */
-            p->fwd_cost[k] = f;
-            p->bwd_cost[k] = 2.5 * f;
-            p->cost[k] = p->fwd_cost[k] + p->bwd_cost[k];
-            p->wgrad_cost[k] = next(&r) % 4 ? f : -1.0;
+            apsolve_times_own(p, k)->fwd = f;
+            apsolve_times_own(p, k)->bwd = 2.5 * f;
+            p->cost[k] = apsolve_times_at(p, k)->fwd + apsolve_times_at(p, k)->bwd;
+            apsolve_times_own(p, k)->wgrad = next(&r) % 4 ? f : -1.0;
             break;
         case 1: /* out of memory, its time kept */
             p->cost[k] = next(&r) % 5 ? INFINITY : NAN;
@@ -211,10 +211,10 @@ static void test_floors(void)
                 for (int c = 0; c < 6; c++) {
                     size_t x = apsolve_index(p, i, j, s, c);
                     double f = 0.5 * (j - i + 1) * (1 + (c >= 2)) / (1 << s);
-                    p->fwd_cost[x] = f;
-                    p->bwd_cost[x] = 2 * f;
+                    apsolve_times_own(p, x)->fwd = f;
+                    apsolve_times_own(p, x)->bwd = 2 * f;
                     p->cost[x] = 3 * f;
-                    p->wgrad_cost[x] = f;
+                    apsolve_times_own(p, x)->wgrad = f;
                     p->max_n_succ_stages[x] = apsolve_memory_mnss(apsolve_memory_at(p, x));
                 }
     for (int chunks = 1; chunks <= 3; chunks++) {
@@ -236,7 +236,7 @@ static void test_floors(void)
             apsolve_problem_free(&q);
         }
     }
-    p->bwd_cost[apsolve_index(p, 2, 2, 1, 1)] = -1.0; /* a `none` range */
+    apsolve_times_own(p, apsolve_index(p, 2, 2, 1, 1))->bwd = -1.0; /* a `none` range */
     CU_ASSERT_EQUAL(apsolve_recompute_layers_floors(p, 1, fl), APSOLVE_OK);
     for (int k = 1; k < 9; k++)
         CU_ASSERT_EQUAL(fl[k], 0);
@@ -298,17 +298,17 @@ static void check_entries(const ApsolveProblem *p)
                             if (!cf->valid || cf->variant.recompute != COSTDB_RECOMPUTE_FULL ||
                                 n % chunks || k >= n / chunks) {
                                 CU_ASSERT(same_double(q->cost[x], p->cost[x]));
-                                CU_ASSERT(same_double(q->fwd_cost[x], p->fwd_cost[x]));
+                                CU_ASSERT(same_double(apsolve_times_at(q, x)->fwd, apsolve_times_at(p, x)->fwd));
                                 CU_ASSERT(!memcmp(apsolve_memory_at(q, x),
                                                   apsolve_memory_at(p, x), sizeof r.memory));
                             } else if (apsolve_recompute_layers_entry(p, i, j, s, c, k, chunks,
                                                                       &r, why, sizeof why)) {
                                 CU_ASSERT(isinf(q->cost[x]));
                             } else {
-                                CU_ASSERT(same_double(q->fwd_cost[x], r.fwd));
-                                CU_ASSERT(same_double(q->bwd_cost[x], r.bwd));
+                                CU_ASSERT(same_double(apsolve_times_at(q, x)->fwd, r.fwd));
+                                CU_ASSERT(same_double(apsolve_times_at(q, x)->bwd, r.bwd));
                                 CU_ASSERT(same_double(q->cost[x], r.fwd + r.bwd));
-                                CU_ASSERT(same_double(q->wgrad_cost[x], r.wgrad));
+                                CU_ASSERT(same_double(apsolve_times_at(q, x)->wgrad, r.wgrad));
                                 CU_ASSERT(same_double(q->apply_cost[x], r.apply));
                                 CU_ASSERT(!memcmp(apsolve_memory_at(q, x), &r.memory,
                                                   sizeof r.memory));

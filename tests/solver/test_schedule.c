@@ -250,9 +250,9 @@ static void test_zb_solver(void)
     for (int i = 0; i < 4; i++) {
         size_t idx = apsolve_index(p, i, i, 0, 0);
         p->cost[idx] = 3;
-        p->fwd_cost[idx] = 1;
-        p->bwd_cost[idx] = 2;
-        p->wgrad_cost[idx] = 1;
+        apsolve_times_own(p, idx)->fwd = 1;
+        apsolve_times_own(p, idx)->bwd = 2;
+        apsolve_times_own(p, idx)->wgrad = 1;
     }
     memset(&o, 0, sizeof o);
     o.micro_batches = 8;
@@ -272,7 +272,7 @@ static void test_zb_solver(void)
         CU_ASSERT_DOUBLE_EQUAL(pl->stages[k].in_flight, 4, 0);
     apsolve_plan_free(&pl);
     CU_ASSERT_TRUE(apsolve_problem_wgrad_known(p));
-    p->wgrad_cost[apsolve_index(p, 2, 2, 0, 0)] = -1;
+    apsolve_times_own(p, apsolve_index(p, 2, 2, 0, 0))->wgrad = -1;
     CU_ASSERT_FALSE(apsolve_problem_wgrad_known(p));
     {
         int e = apsolve_solve(p, &o, &pl);
@@ -431,9 +431,9 @@ static void test_zb_multi_solver(void)
     for (int i = 0; i < 4; i++) {
         size_t idx = apsolve_index(p, i, i, 0, 0);
         p->cost[idx] = 3;
-        p->fwd_cost[idx] = 1;
-        p->bwd_cost[idx] = 2;
-        p->wgrad_cost[idx] = 1;
+        apsolve_times_own(p, idx)->fwd = 1;
+        apsolve_times_own(p, idx)->bwd = 2;
+        apsolve_times_own(p, idx)->wgrad = 1;
     }
     memset(&o, 0, sizeof o);
     o.micro_batches = 8;
@@ -489,9 +489,9 @@ static void test_zb_price_agrees(void)
             } else {
                 f[k] = f[0], b[k] = b[0], w[k] = w[0];
             }
-            p->fwd_cost[idx] = f[k];
-            p->bwd_cost[idx] = b[k];
-            p->wgrad_cost[idx] = w[k];
+            apsolve_times_own(p, idx)->fwd = f[k];
+            apsolve_times_own(p, idx)->bwd = b[k];
+            apsolve_times_own(p, idx)->wgrad = w[k];
             p->cost[idx] = f[k] + b[k];
         }
         memset(&o, 0, sizeof o);

@@ -50,10 +50,10 @@ static ApsolveProblem *made_up_as(int loader_like)
         p->apply_cost[k] = 0.01 * (double)(r % 5);
         switch ((r >> 8) % 4) {
         case 0: /* fits */
-            p->fwd_cost[k] = 1.0 + (double)(r % 3);
-            p->bwd_cost[k] = 2 * p->fwd_cost[k];
-            p->cost[k] = 3 * p->fwd_cost[k];
-            p->wgrad_cost[k] = p->fwd_cost[k];
+            apsolve_times_own(p, k)->fwd = 1.0 + (double)(r % 3);
+            apsolve_times_own(p, k)->bwd = 2 * apsolve_times_at(p, k)->fwd;
+            p->cost[k] = 3 * apsolve_times_at(p, k)->fwd;
+            apsolve_times_own(p, k)->wgrad = apsolve_times_at(p, k)->fwd;
             break;
         case 1: /* out of memory, its time kept */
         case 2:
