@@ -256,6 +256,7 @@ struct ApprofIlpCache {
     size_t n, cap;     /* open addressing, cap a power of two */
     size_t hits;
     IlpParetoMode pareto_mode;
+    size_t pareto_replays, pareto_settled; /* ilp_cache_pareto_replays */
     size_t bytes;      /* the slots and what their entries hold */
     size_t cap_bytes;  /* past it the next entry starts the cache again */
 };
@@ -457,6 +458,20 @@ IlpParetoMode ilp_cache_pareto_mode(const ApprofIlpCache *c)
     return c ? c->pareto_mode : ILP_PARETO_REPLAY;
 }
 
+void ilp_cache_pareto_replays(const ApprofIlpCache *c, size_t *replays, size_t *settled)
+{
+    *replays = c ? c->pareto_replays : 0;
+    *settled = c ? c->pareto_settled : 0;
+}
+
+void ilp_cache_count_replays(ApprofIlpCache *c, size_t replays, size_t settled)
+{
+    if (c) {
+        c->pareto_replays += replays;
+        c->pareto_settled += settled;
+    }
+}
+
 /* Exhaustive search over the alive nodes. */
 static int core_exhaustive(Work *w, const int *core, int nc)
 {
@@ -625,11 +640,16 @@ int approf_ilp_solve(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache 
 int ilp_solve_replay(const ApprofIlp *p, ApprofIlpMethod method, Work *w, int *choice,
                      double *objective)
 {
+    int rc = ilp_work_replay(p, w);
+    return rc ? rc : ilp_replay_finish(p, method, w, choice, objective);
+}
+
+int ilp_replay_finish(const ApprofIlp *p, ApprofIlpMethod method, Work *w, int *choice,
+                      double *objective)
+{
     ApprofIlpStats st = {0};
     double obj = INFINITY;
-    int rc = ilp_work_replay(p, w);
-    if (!rc)
-        rc = work_finish(p, method, w, choice, &obj, &st);
+    int rc = work_finish(p, method, w, choice, &obj, &st);
     if (!rc)
         *objective = obj;
     return rc;

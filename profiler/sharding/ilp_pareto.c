@@ -7,6 +7,7 @@
  * rather than build, hash and eliminate each problem anew
  * (docs/performance.md, "Memory levels by replay").
  */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,25 +24,77 @@ typedef struct ParetoPoint {
 
 /* How the bisection's weights are solved (IlpParetoMode): with REPLAY the
  * first fresh solve's working problem is kept in w (have_work) and
- * replayed for every later weight. */
+ * replayed for every later weight; nonneg when no cost, memory or edge
+ * entry of p is negative or NaN (pareto_settled's bound needs it);
+ * replays and settled counted for ilp_cache_pareto_replays. */
 typedef struct ParetoSolver {
     ApprofIlpMethod method;
     ApprofIlpCache *cache;
     IlpParetoMode mode;
     Work w;
     int have_work;
+    int nonneg;
+    size_t replays, settled;
 } ParetoSolver;
 
-static int pareto_solve(ApprofIlp *p, ParetoSolver *s, double weight, ParetoPoint *out)
+/* Whether every solution of p at its weight (that of the replay just
+ * done on s->w) has t + weight x m, as the bisection adds it up from
+ * approf_ilp_evaluate's and approf_ilp_memory's sums, at least thr: then
+ * the bisection's test rejects the replay's point whatever it is, and
+ * its back-substitution and sums are not needed. With no core, the
+ * replay's elim_value V is the optimum its steps computed in floating
+ * point: a least over candidates of sums of the terms (each node's
+ * c0 + weight x m, each edge's entry) taken by rounded additions, which
+ * are monotone, so V is the least over all solutions of their sums in
+ * the steps' order. With every term nonnegative, a sum whose terms pass
+ * through at most h roundings is within a factor (1 +- gamma_h),
+ * gamma_h = h u / (1 - h u), u = 2^-53, of the exact sum (Higham,
+ * "Accuracy and Stability of Numerical Algorithms", 2nd ed., section
+ * 4.2, recursive summation; a tree of additions the same per leaf path).
+ * The steps take at most 2 roundings for a node's cost, 5 per step a term
+ * passes through (at most one a node) and one per eliminated part added
+ * into V; the bisection's value at most n_nodes + n_edges + 2. So with
+ * h = 8 (n_nodes + n_edges) + 64, every solution's value is at least
+ * exact optimum x (1 - gamma_h) >= V (1 - gamma_h) / (1 + gamma_h)
+ * >= V (1 - 2 h DBL_EPSILON); the test below takes twice that margin
+ * for its own two roundings. V at most 1e300 so no sum of the point
+ * overflows (work_finish's objective stays finite: no error skipped);
+ * no core, so no solver's error is skipped either. */
+static int pareto_settled(const ApprofIlp *p, const ParetoSolver *s, double thr)
+{
+    const Work *w = &s->w;
+    double v = w->elim_value;
+    double h = 8.0 * ((double)p->n_nodes + (double)p->n_edges) + 64.0;
+    double margin = 4.0 * h * DBL_EPSILON;
+    if (!s->nonneg || w->n_core != 0 || !(p->weight >= 0.0) || !(v >= 0.0) || !(v <= 1e300) ||
+        !(margin <= 1e-6))
+        return 0;
+    return v - margin * v >= thr;
+}
+
+/* The point of weight weight into out; with thr not NaN (REPLAY), *settled
+ * set instead when pareto_settled shows that its t + weight x m is at
+ * least thr (out left as it was). */
+static int pareto_solve(ApprofIlp *p, ParetoSolver *s, double weight, double thr,
+                        ParetoPoint *out, int *settled)
 {
     double obj = 0.0;
     int rc;
     ApprofIlpStats st;
     approf_ilp_set_memory_weight(p, weight);
+    *settled = 0;
     if (s->mode == ILP_PARETO_FRESH) {
         rc = approf_ilp_solve(p, s->method, s->cache, out->choice, &obj, &st);
     } else if (s->have_work) {
-        rc = ilp_solve_replay(p, s->method, &s->w, out->choice, &obj);
+        s->replays++;
+        rc = ilp_work_replay(p, &s->w);
+        if (!rc && !isnan(thr) && pareto_settled(p, s, thr)) {
+            s->settled++;
+            *settled = 1;
+            return 0;
+        }
+        if (!rc)
+            rc = ilp_replay_finish(p, s->method, &s->w, out->choice, &obj);
     } else {
         rc = ilp_solve_keep(p, s->method, NULL, out->choice, &obj, &st, &s->w, NULL);
         s->have_work = !rc;
@@ -109,18 +162,30 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
                             ilp_work_memory_floor(&sv.w) >= pt[0].m - 0.5)) {
         /* A weight under which one byte outweighs every possible time
          * difference gives the least-memory solution (fastest among them). */
+        /* and, read on the way, whether every entry is nonnegative (or
+         * +infinity; not NaN) for pareto_settled */
         double upper = 1.0;
-        for (int v = 0; v < p->n_nodes; v++)
-            for (int i = 0; i < p->k[v]; i++)
+        int nonneg = 1, settled;
+        for (int v = 0; v < p->n_nodes; v++) {
+            for (int i = 0; i < p->k[v]; i++) {
+                nonneg &= p->cost[v][i] >= 0.0;
                 if (isfinite(p->cost[v][i]))
                     upper += fabs(p->cost[v][i]);
+            }
+            if (p->mem[v])
+                for (int i = 0; i < p->k[v]; i++)
+                    nonneg &= p->mem[v][i] >= 0.0;
+        }
         for (int e = 0; e < p->n_edges; e++) {
             size_t kk = (size_t)p->k[p->eu[e]] * (size_t)p->k[p->ev[e]];
-            for (size_t i = 0; i < kk; i++)
+            for (size_t i = 0; i < kk; i++) {
+                nonneg &= p->r[e][i] >= 0.0;
                 if (isfinite(p->r[e][i]))
                     upper += fabs(p->r[e][i]);
+            }
         }
-        rc = pareto_solve(p, &sv, upper, &pt[1]);
+        sv.nonneg = nonneg;
+        rc = pareto_solve(p, &sv, upper, NAN, &pt[1], &settled);
         if (rc)
             goto done;
         if (pt[1].m < pt[0].m - 0.5 && pt[1].t > pt[0].t) {
@@ -137,12 +202,14 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
             ParetoPoint *L = &pt[l], *R = &pt[l + 1];
             double lambda = (R->t - L->t) / (L->m - R->m);
             ParetoPoint *C = &pt[np];
+            double vl = L->t + lambda * L->m, thr = vl - 1e-9 * (fabs(vl) + 1e-12);
             solves++;
-            rc = pareto_solve(p, &sv, lambda, C);
+            /* a point whose value is shown to be at least thr is not
+             * taken (the test below): its segment ends either way */
+            rc = pareto_solve(p, &sv, lambda, thr, C, &settled);
             if (rc)
                 goto done;
-            double vc = C->t + lambda * C->m, vl = L->t + lambda * L->m;
-            if (vc < vl - 1e-9 * (fabs(vl) + 1e-12) && C->m < L->m - 0.5 && C->m > R->m + 0.5 &&
+            if (!settled && C->t + lambda * C->m < thr && C->m < L->m - 0.5 && C->m > R->m + 0.5 &&
                 C->t > L->t && C->t < R->t) {
                 ParetoPoint tmp = *C;
                 memmove(&pt[l + 2], &pt[l + 1], (size_t)(np - l - 1) * sizeof(ParetoPoint));
@@ -183,6 +250,7 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
     if (mode == ILP_PARETO_REPLAY && cache && max_points > 1)
         rc = ilp_cache_points_put(cache, key0, max_points, n, choices, times, mems, keep);
 done:
+    ilp_cache_count_replays(cache, sv.replays, sv.settled);
     for (int i = 0; i < CAP; i++)
         free(pt[i].choice);
     ilp_work_free(&sv.w);
