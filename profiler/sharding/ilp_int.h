@@ -280,9 +280,10 @@ int ilp_solve_keep(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *c
 int ilp_solve_replay(const ApprofIlp *p, ApprofIlpMethod method, Work *w, int *choice,
                      double *objective);
 /* ilp_solve_replay's second half, after ilp_work_replay: the core's
- * solver, the back-substitution and the objective. */
+ * solver, the back-substitution, the objective and, with memory, the
+ * solution's approf_ilp_memory (added up with the objective). */
 int ilp_replay_finish(const ApprofIlp *p, ApprofIlpMethod method, Work *w, int *choice,
-                      double *objective);
+                      double *objective, double *memory);
 
 /* The Pareto points of a problem stored in the cache under its key at
  * weight 0 (ilp_solve_keep's) and max_points: 1 and the points copied out

@@ -78,8 +78,8 @@ static int pareto_settled(const ApprofIlp *p, const ParetoSolver *s, double thr)
 static int pareto_solve(ApprofIlp *p, ParetoSolver *s, double weight, double thr,
                         ParetoPoint *out, int *settled)
 {
-    double obj = 0.0;
-    int rc;
+    double obj = 0.0, mem = 0.0;
+    int rc, have_mem = 0;
     ApprofIlpStats st;
     approf_ilp_set_memory_weight(p, weight);
     *settled = 0;
@@ -94,7 +94,8 @@ static int pareto_solve(ApprofIlp *p, ParetoSolver *s, double weight, double thr
             return 0;
         }
         if (!rc)
-            rc = ilp_replay_finish(p, s->method, &s->w, out->choice, &obj);
+            rc = ilp_replay_finish(p, s->method, &s->w, out->choice, &obj, &mem);
+        have_mem = 1;
     } else {
         rc = ilp_solve_keep(p, s->method, NULL, out->choice, &obj, &st, &s->w, NULL);
         s->have_work = !rc;
@@ -102,7 +103,7 @@ static int pareto_solve(ApprofIlp *p, ParetoSolver *s, double weight, double thr
     if (rc)
         return rc;
     out->t = obj;
-    out->m = approf_ilp_memory(p, out->choice);
+    out->m = have_mem ? mem : approf_ilp_memory(p, out->choice);
     return 0;
 }
 
@@ -125,13 +126,15 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
     w0 = p->weight;
     *n_points = 0;
     memset(pt, 0, sizeof pt);
-    for (int i = 0; i < CAP; i++) {
-        pt[i].choice = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
-        if (!pt[i].choice) {
-            rc = APPROF_ENOMEM;
-            goto done;
-        }
+    /* the points' choices in one block (one point only needs one) */
+    size_t stride = (size_t)(n > 0 ? n : 1);
+    int *choice_block = malloc((max_points > 1 ? CAP : 1) * stride * sizeof(int));
+    if (!choice_block) {
+        rc = APPROF_ENOMEM;
+        goto done;
     }
+    for (int i = 0; i < (max_points > 1 ? CAP : 1); i++)
+        pt[i].choice = choice_block + (size_t)i * stride;
     /* the fastest point, through the cache either way (its stats are the
      * caller's), its working problem kept for the replays */
     approf_ilp_set_memory_weight(p, 0.0);
@@ -251,8 +254,7 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
         rc = ilp_cache_points_put(cache, key0, max_points, n, choices, times, mems, keep);
 done:
     ilp_cache_count_replays(cache, sv.replays, sv.settled);
-    for (int i = 0; i < CAP; i++)
-        free(pt[i].choice);
+    free(choice_block);
     ilp_work_free(&sv.w);
     p->weight = w0;
     return rc;
