@@ -9,8 +9,12 @@
  */
 #include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "graph.h"
 #include "sharding/ilp_int.h"
@@ -24,8 +28,9 @@ typedef struct ParetoPoint {
 
 /* How the bisection's weights are solved (IlpParetoMode): with REPLAY the
  * first fresh solve's working problem is kept in w (have_work) and
- * replayed for every later weight; nonneg when no cost, memory or edge
- * entry of p is negative or NaN (pareto_settled's bound needs it);
+ * replayed for every later weight; nonneg: whether no cost, memory or
+ * edge entry of p has its sign bit set (problem_nonnegative; -1 until
+ * pareto_settled first asks);
  * replays and settled counted for ilp_cache_pareto_replays. */
 typedef struct ParetoSolver {
     ApprofIlpMethod method;
@@ -37,39 +42,81 @@ typedef struct ParetoSolver {
     size_t replays, settled;
 } ParetoSolver;
 
-/* Whether every solution of p at its weight (that of the replay just
- * done on s->w) has t + weight x m, as the bisection adds it up from
- * approf_ilp_evaluate's and approf_ilp_memory's sums, at least thr: then
- * the bisection's test rejects the replay's point whatever it is, and
- * its back-substitution and sums are not needed. With no core, the
- * replay's elim_value V is the optimum its steps computed in floating
- * point: a least over candidates of sums of the terms (each node's
- * c0 + weight x m, each edge's entry) taken by rounded additions, which
- * are monotone, so V is the least over all solutions of their sums in
- * the steps' order. With every term nonnegative, a sum whose terms pass
+/* The bit patterns of a[0..n) or'ed together: the sign bit is clear when
+ * no entry is negative, -0 or a NaN with its sign set. */
+static uint64_t or_bits(const double *a, size_t n)
+{
+    uint64_t acc = 0;
+    size_t i = 0;
+#ifdef __SSE2__
+    __m128i v = _mm_setzero_si128();
+    for (; i + 2 <= n; i += 2)
+        v = _mm_or_si128(v, _mm_loadu_si128((const __m128i *)(const void *)(a + i)));
+    uint64_t lanes[2];
+    _mm_storeu_si128((__m128i *)(void *)lanes, v);
+    acc = lanes[0] | lanes[1];
+#endif
+    for (; i < n; i++) {
+        uint64_t b;
+        memcpy(&b, a + i, sizeof b);
+        acc |= b;
+    }
+    return acc;
+}
+
+/* Whether no cost, memory or edge entry of p has its sign bit set: then
+ * every term of a solution whose value the elimination finds finite is
+ * nonnegative (a NaN entry is never on such a solution: the steps' least
+ * over candidates skips it, or V is NaN). */
+static int problem_nonnegative(const ApprofIlp *p)
+{
+    uint64_t acc = 0;
+    for (int v = 0; v < p->n_nodes; v++) {
+        acc |= or_bits(p->cost[v], (size_t)p->k[v]);
+        if (p->mem[v])
+            acc |= or_bits(p->mem[v], (size_t)p->k[v]);
+    }
+    for (int e = 0; e < p->n_edges; e++)
+        acc |= or_bits(p->r[e], (size_t)p->k[p->eu[e]] * (size_t)p->k[p->ev[e]]);
+    return !(acc >> 63);
+}
+
+/* Whether the point the replay just done on s->w would give (C, the
+ * back-substitution's solution) has t + weight x m, as the bisection adds
+ * it up from approf_ilp_evaluate's and approf_ilp_memory's sums, at least
+ * thr: then the bisection's test rejects it whatever it is, and the
+ * back-substitution and its sums are not needed. With no core, the
+ * replay's elim_value V is C's value as the steps added it up: each step's
+ * entry is the least of its candidates, and the back-substitution takes
+ * at every step the candidate that entry holds, so V is a sum of C's
+ * terms (each node's c0 + weight x m, each edge's entry), finite terms
+ * when V is finite, taken by rounded additions in the steps' order. With
+ * every term nonnegative (problem_nonnegative), a sum whose terms pass
  * through at most h roundings is within a factor (1 +- gamma_h),
  * gamma_h = h u / (1 - h u), u = 2^-53, of the exact sum (Higham,
- * "Accuracy and Stability of Numerical Algorithms", 2nd ed., section
- * 4.2, recursive summation; a tree of additions the same per leaf path).
+ * "Accuracy and Stability of Numerical Algorithms", 2nd ed., section 4.2:
+ * recursive summation, the same per leaf path of any tree of additions).
  * The steps take at most 2 roundings for a node's cost, 5 per step a term
  * passes through (at most one a node) and one per eliminated part added
  * into V; the bisection's value at most n_nodes + n_edges + 2. So with
- * h = 8 (n_nodes + n_edges) + 64, every solution's value is at least
- * exact optimum x (1 - gamma_h) >= V (1 - gamma_h) / (1 + gamma_h)
- * >= V (1 - 2 h DBL_EPSILON); the test below takes twice that margin
- * for its own two roundings. V at most 1e300 so no sum of the point
- * overflows (work_finish's objective stays finite: no error skipped);
- * no core, so no solver's error is skipped either. */
-static int pareto_settled(const ApprofIlp *p, const ParetoSolver *s, double thr)
+ * h = 8 (n_nodes + n_edges) + 64, C's value is at least its exact value
+ * times (1 - gamma_h), at least V (1 - gamma_h) / (1 + gamma_h) >=
+ * V (1 - 2 h DBL_EPSILON); the test below takes twice that margin for
+ * its own two roundings. V at most 1e300, so no sum of the point
+ * overflows (work_finish's objective stays finite: no error skipped); no
+ * core, so no solver's error is skipped either. */
+static int pareto_settled(const ApprofIlp *p, ParetoSolver *s, double thr)
 {
     const Work *w = &s->w;
     double v = w->elim_value;
     double h = 8.0 * ((double)p->n_nodes + (double)p->n_edges) + 64.0;
     double margin = 4.0 * h * DBL_EPSILON;
-    if (!s->nonneg || w->n_core != 0 || !(p->weight >= 0.0) || !(v >= 0.0) || !(v <= 1e300) ||
+    if (w->n_core != 0 || !(p->weight >= 0.0) || !(v >= 0.0) || !(v <= 1e300) ||
         !(margin <= 1e-6))
         return 0;
-    return v - margin * v >= thr;
+    if (s->nonneg < 0)
+        s->nonneg = problem_nonnegative(p);
+    return s->nonneg && v - margin * v >= thr;
 }
 
 /* The point of weight weight into out; with thr not NaN (REPLAY), *settled
@@ -120,7 +167,7 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
     double w0;
     ApprofIlpStats st0;
     ApprofHash128 key0 = {0, 0};
-    ParetoSolver sv = {.method = method, .cache = cache, .mode = mode};
+    ParetoSolver sv = {.method = method, .cache = cache, .mode = mode, .nonneg = -1};
     if (!p || !choices || !times || !mems || !n_points || max_points < 1)
         return APPROF_EINVAL;
     w0 = p->weight;
@@ -165,29 +212,18 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
                             ilp_work_memory_floor(&sv.w) >= pt[0].m - 0.5)) {
         /* A weight under which one byte outweighs every possible time
          * difference gives the least-memory solution (fastest among them). */
-        /* and, read on the way, whether every entry is nonnegative (or
-         * +infinity; not NaN) for pareto_settled */
         double upper = 1.0;
-        int nonneg = 1, settled;
-        for (int v = 0; v < p->n_nodes; v++) {
-            for (int i = 0; i < p->k[v]; i++) {
-                nonneg &= p->cost[v][i] >= 0.0;
+        int settled;
+        for (int v = 0; v < p->n_nodes; v++)
+            for (int i = 0; i < p->k[v]; i++)
                 if (isfinite(p->cost[v][i]))
                     upper += fabs(p->cost[v][i]);
-            }
-            if (p->mem[v])
-                for (int i = 0; i < p->k[v]; i++)
-                    nonneg &= p->mem[v][i] >= 0.0;
-        }
         for (int e = 0; e < p->n_edges; e++) {
             size_t kk = (size_t)p->k[p->eu[e]] * (size_t)p->k[p->ev[e]];
-            for (size_t i = 0; i < kk; i++) {
-                nonneg &= p->r[e][i] >= 0.0;
+            for (size_t i = 0; i < kk; i++)
                 if (isfinite(p->r[e][i]))
                     upper += fabs(p->r[e][i]);
-            }
         }
-        sv.nonneg = nonneg;
         rc = pareto_solve(p, &sv, upper, NAN, &pt[1], &settled);
         if (rc)
             goto done;
