@@ -167,7 +167,10 @@ double approf_ilp_memory(const ApprofIlp *p, const int *choice)
     return mem;
 }
 
-double approf_ilp_evaluate(const ApprofIlp *p, const int *choice)
+/* approf_ilp_evaluate, with the memory its budget test adds up into
+ * *mem (approf_ilp_memory's sum: the same terms in the same order) when
+ * every choice is in range. */
+static double evaluate_with_memory(const ApprofIlp *p, const int *choice, double *mem_out)
 {
     double obj = 0.0, mem = 0.0;
     for (int v = 0; v < p->n_nodes; v++) {
@@ -179,9 +182,16 @@ double approf_ilp_evaluate(const ApprofIlp *p, const int *choice)
     }
     for (int e = 0; e < p->n_edges; e++)
         obj += p->r[e][(size_t)choice[p->eu[e]] * (size_t)p->k[p->ev[e]] + (size_t)choice[p->ev[e]]];
+    *mem_out = mem;
     if (p->budget >= 0 && mem > p->budget)
         return INFINITY;
     return isfinite(obj) ? obj : INFINITY;
+}
+
+double approf_ilp_evaluate(const ApprofIlp *p, const int *choice)
+{
+    double mem;
+    return evaluate_with_memory(p, choice, &mem);
 }
 
 /* ---- hashing ------------------------------------------------------------ */
@@ -256,6 +266,7 @@ struct ApprofIlpCache {
     size_t n, cap;     /* open addressing, cap a power of two */
     size_t hits;
     IlpParetoMode pareto_mode;
+    size_t pareto_replays, pareto_settled; /* ilp_cache_pareto_replays */
     size_t bytes;      /* the slots and what their entries hold */
     size_t cap_bytes;  /* past it the next entry starts the cache again */
 };
@@ -457,6 +468,20 @@ IlpParetoMode ilp_cache_pareto_mode(const ApprofIlpCache *c)
     return c ? c->pareto_mode : ILP_PARETO_REPLAY;
 }
 
+void ilp_cache_pareto_replays(const ApprofIlpCache *c, size_t *replays, size_t *settled)
+{
+    *replays = c ? c->pareto_replays : 0;
+    *settled = c ? c->pareto_settled : 0;
+}
+
+void ilp_cache_count_replays(ApprofIlpCache *c, size_t replays, size_t settled)
+{
+    if (c) {
+        c->pareto_replays += replays;
+        c->pareto_settled += settled;
+    }
+}
+
 /* Exhaustive search over the alive nodes. */
 static int core_exhaustive(Work *w, const int *core, int nc)
 {
@@ -509,9 +534,10 @@ int approf_ilp_have_cbc(void)
 }
 
 /* The core of w (its alive nodes) solved by method, the eliminated nodes
- * set from it, and choice and *objective from the original problem. */
+ * set from it, and choice, *objective and *memory (approf_ilp_memory's
+ * value) from the original problem. */
 static int work_finish(const ApprofIlp *p, ApprofIlpMethod method, Work *w, int *choice,
-                       double *objective, ApprofIlpStats *st)
+                       double *objective, double *memory, ApprofIlpStats *st)
 {
     int rc = 0, nc = 0;
     /* a replay's core is the elimination's, listed by its plan
@@ -548,7 +574,7 @@ static int work_finish(const ApprofIlp *p, ApprofIlpMethod method, Work *w, int 
     ilp_work_backsubstitute(w);
     for (int v = 0; v < p->n_nodes; v++)
         choice[v] = w->n[v].orig[w->n[v].choice];
-    *objective = approf_ilp_evaluate(p, choice);
+    *objective = evaluate_with_memory(p, choice, memory);
     return isfinite(*objective) ? 0 : APPROF_EINFEASIBLE;
 }
 
@@ -568,6 +594,7 @@ int ilp_solve_keep(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *c
     double obj = INFINITY;
     int rc = 0;
     Hash2 key = {0, 0};
+    double mem;
     if (!p || !choice)
         return APPROF_EINVAL;
     if (method == APPROF_ILP_CBC_ONLY && !HAVE_CBC)
@@ -598,7 +625,7 @@ int ilp_solve_keep(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *c
     if (!rc && eliminates(p, method))
         rc = ilp_work_eliminate(&w, method == APPROF_ILP_SERIES_PARALLEL, &st);
     if (!rc)
-        rc = work_finish(p, method, &w, choice, &obj, &st);
+        rc = work_finish(p, method, &w, choice, &obj, &mem, &st);
     if (!rc && objective)
         *objective = obj;
     if (cache && (rc == 0 || rc == APPROF_EINFEASIBLE)) {
@@ -625,12 +652,20 @@ int approf_ilp_solve(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache 
 int ilp_solve_replay(const ApprofIlp *p, ApprofIlpMethod method, Work *w, int *choice,
                      double *objective)
 {
-    ApprofIlpStats st = {0};
-    double obj = INFINITY;
     int rc = ilp_work_replay(p, w);
-    if (!rc)
-        rc = work_finish(p, method, w, choice, &obj, &st);
-    if (!rc)
+    return rc ? rc : ilp_replay_finish(p, method, w, choice, objective, NULL);
+}
+
+int ilp_replay_finish(const ApprofIlp *p, ApprofIlpMethod method, Work *w, int *choice,
+                      double *objective, double *memory)
+{
+    ApprofIlpStats st = {0};
+    double obj = INFINITY, mem = 0.0;
+    int rc = work_finish(p, method, w, choice, &obj, &mem, &st);
+    if (!rc) {
         *objective = obj;
+        if (memory)
+            *memory = mem;
+    }
     return rc;
 }

@@ -500,16 +500,21 @@ int ilp_work_replay(const ApprofIlp *p, Work *w)
         size_t kk = (size_t)w->n[e->u].k * (size_t)w->n[e->v].k;
         memcpy(e->r, w->r_built + w->restore_at[q], kk * sizeof(double));
     }
+    /* what the eliminated parts cost at least: a node's costs are final
+     * at its step (later steps add into alive nodes only) */
+    double value = 0.0;
     for (int s = 0; s < w->nel; s++) {
         const Elim *el = &w->el[s];
         switch (el->kind) {
         case EL_FIXED:
             for (int i = 0; i < el->n_fixed; i++)
                 ilp_fold_fixed(w, el->x, el->fixed[i]);
+            value += w->n[el->x].c[0];
             break;
         case EL_DEG0:
             if (ilp_table_deg0(w, el->x, el->arg))
                 return APPROF_EINFEASIBLE;
+            value += w->n[el->x].c[el->arg[0]];
             break;
         case EL_DEG1: ilp_fold_deg1(w, el->x, el->e[0], el->arg); break;
         case EL_DEG2:
@@ -522,6 +527,7 @@ int ilp_work_replay(const ApprofIlp *p, Work *w)
             break;
         }
     }
+    w->elim_value = value;
     return 0;
 }
 

@@ -132,6 +132,12 @@ typedef struct Work {
     /* The core the elimination left (the alive nodes, in index order):
      * the same at every weight; n_core -1 until the first replay. */
     int *core, n_core;
+    /* After a replay: the eliminated parts' least weighted cost as its
+     * steps found it, the EL_DEG0 steps' minima and the EL_FIXED nodes'
+     * costs added in step order (the whole optimum when no core is left;
+     * ilp_pareto.c's bound, docs/performance.md "The bisection's ending
+     * solves settled by the elimination's value"). */
+    double elim_value;
     double *scratch;            /* ilp_elim.c's, malloc'd */
     size_t cap_scratch;
 } Work;
@@ -273,6 +279,11 @@ int ilp_solve_keep(const ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *c
  * approf_ilp_solve would without a cache: the same choice and objective. */
 int ilp_solve_replay(const ApprofIlp *p, ApprofIlpMethod method, Work *w, int *choice,
                      double *objective);
+/* ilp_solve_replay's second half, after ilp_work_replay: the core's
+ * solver, the back-substitution, the objective and, with memory, the
+ * solution's approf_ilp_memory (added up with the objective). */
+int ilp_replay_finish(const ApprofIlp *p, ApprofIlpMethod method, Work *w, int *choice,
+                      double *objective, double *memory);
 
 /* The Pareto points of a problem stored in the cache under its key at
  * weight 0 (ilp_solve_keep's) and max_points: 1 and the points copied out
@@ -298,5 +309,10 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
  * set), so a test can run a whole stage both ways. */
 void ilp_cache_set_pareto_mode(ApprofIlpCache *c, IlpParetoMode mode);
 IlpParetoMode ilp_cache_pareto_mode(const ApprofIlpCache *c);
+/* The bisection's replays with cache c so far (ilp_pareto.c): all of
+ * them, and those settled by the elimination's value without the core's
+ * solver and the back-substitution (a test's view of the bound). */
+void ilp_cache_pareto_replays(const ApprofIlpCache *c, size_t *replays, size_t *settled);
+void ilp_cache_count_replays(ApprofIlpCache *c, size_t replays, size_t settled);
 
 #endif

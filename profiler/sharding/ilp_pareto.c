@@ -7,9 +7,14 @@
  * rather than build, hash and eliminate each problem anew
  * (docs/performance.md, "Memory levels by replay").
  */
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "graph.h"
 #include "sharding/ilp_int.h"
@@ -23,25 +28,121 @@ typedef struct ParetoPoint {
 
 /* How the bisection's weights are solved (IlpParetoMode): with REPLAY the
  * first fresh solve's working problem is kept in w (have_work) and
- * replayed for every later weight. */
+ * replayed for every later weight; nonneg: whether no cost, memory or
+ * edge entry of p has its sign bit set (problem_nonnegative; -1 until
+ * pareto_settled first asks);
+ * replays and settled counted for ilp_cache_pareto_replays. */
 typedef struct ParetoSolver {
     ApprofIlpMethod method;
     ApprofIlpCache *cache;
     IlpParetoMode mode;
     Work w;
     int have_work;
+    int nonneg;
+    size_t replays, settled;
 } ParetoSolver;
 
-static int pareto_solve(ApprofIlp *p, ParetoSolver *s, double weight, ParetoPoint *out)
+/* The bit patterns of a[0..n) or'ed together: the sign bit is clear when
+ * no entry is negative, -0 or a NaN with its sign set. */
+static uint64_t or_bits(const double *a, size_t n)
 {
-    double obj = 0.0;
-    int rc;
+    uint64_t acc = 0;
+    size_t i = 0;
+#ifdef __SSE2__
+    __m128i v = _mm_setzero_si128();
+    for (; i + 2 <= n; i += 2)
+        v = _mm_or_si128(v, _mm_loadu_si128((const __m128i *)(const void *)(a + i)));
+    uint64_t lanes[2];
+    _mm_storeu_si128((__m128i *)(void *)lanes, v);
+    acc = lanes[0] | lanes[1];
+#endif
+    for (; i < n; i++) {
+        uint64_t b;
+        memcpy(&b, a + i, sizeof b);
+        acc |= b;
+    }
+    return acc;
+}
+
+/* Whether no cost, memory or edge entry of p has its sign bit set: then
+ * every term of a solution whose value the elimination finds finite is
+ * nonnegative (a NaN entry is never on such a solution: the steps' least
+ * over candidates skips it, or V is NaN). */
+static int problem_nonnegative(const ApprofIlp *p)
+{
+    uint64_t acc = 0;
+    for (int v = 0; v < p->n_nodes; v++) {
+        acc |= or_bits(p->cost[v], (size_t)p->k[v]);
+        if (p->mem[v])
+            acc |= or_bits(p->mem[v], (size_t)p->k[v]);
+    }
+    for (int e = 0; e < p->n_edges; e++)
+        acc |= or_bits(p->r[e], (size_t)p->k[p->eu[e]] * (size_t)p->k[p->ev[e]]);
+    return !(acc >> 63);
+}
+
+/* Whether the point the replay just done on s->w would give (C, the
+ * back-substitution's solution) has t + weight x m, as the bisection adds
+ * it up from approf_ilp_evaluate's and approf_ilp_memory's sums, at least
+ * thr: then the bisection's test rejects it whatever it is, and the
+ * back-substitution and its sums are not needed. With no core, the
+ * replay's elim_value V is C's value as the steps added it up: each step's
+ * entry is the least of its candidates, and the back-substitution takes
+ * at every step the candidate that entry holds, so V is a sum of C's
+ * terms (each node's c0 + weight x m, each edge's entry), finite terms
+ * when V is finite, taken by rounded additions in the steps' order. With
+ * every term nonnegative (problem_nonnegative), a sum whose terms pass
+ * through at most h roundings is within a factor (1 +- gamma_h),
+ * gamma_h = h u / (1 - h u), u = 2^-53, of the exact sum (Higham,
+ * "Accuracy and Stability of Numerical Algorithms", 2nd ed., section 4.2:
+ * recursive summation, the same per leaf path of any tree of additions).
+ * The steps take at most 2 roundings for a node's cost, 5 per step a term
+ * passes through (at most one a node) and one per eliminated part added
+ * into V; the bisection's value at most n_nodes + n_edges + 2. So with
+ * h = 8 (n_nodes + n_edges) + 64, C's value is at least its exact value
+ * times (1 - gamma_h), at least V (1 - gamma_h) / (1 + gamma_h) >=
+ * V (1 - 2 h DBL_EPSILON); the test below takes twice that margin for
+ * its own two roundings. V at most 1e300, so no sum of the point
+ * overflows (work_finish's objective stays finite: no error skipped); no
+ * core, so no solver's error is skipped either. */
+static int pareto_settled(const ApprofIlp *p, ParetoSolver *s, double thr)
+{
+    const Work *w = &s->w;
+    double v = w->elim_value;
+    double h = 8.0 * ((double)p->n_nodes + (double)p->n_edges) + 64.0;
+    double margin = 4.0 * h * DBL_EPSILON;
+    if (w->n_core != 0 || !(p->weight >= 0.0) || !(v >= 0.0) || !(v <= 1e300) ||
+        !(margin <= 1e-6))
+        return 0;
+    if (s->nonneg < 0)
+        s->nonneg = problem_nonnegative(p);
+    return s->nonneg && v - margin * v >= thr;
+}
+
+/* The point of weight weight into out; with thr not NaN (REPLAY), *settled
+ * set instead when pareto_settled shows that its t + weight x m is at
+ * least thr (out left as it was). */
+static int pareto_solve(ApprofIlp *p, ParetoSolver *s, double weight, double thr,
+                        ParetoPoint *out, int *settled)
+{
+    double obj = 0.0, mem = 0.0;
+    int rc, have_mem = 0;
     ApprofIlpStats st;
     approf_ilp_set_memory_weight(p, weight);
+    *settled = 0;
     if (s->mode == ILP_PARETO_FRESH) {
         rc = approf_ilp_solve(p, s->method, s->cache, out->choice, &obj, &st);
     } else if (s->have_work) {
-        rc = ilp_solve_replay(p, s->method, &s->w, out->choice, &obj);
+        s->replays++;
+        rc = ilp_work_replay(p, &s->w);
+        if (!rc && !isnan(thr) && pareto_settled(p, s, thr)) {
+            s->settled++;
+            *settled = 1;
+            return 0;
+        }
+        if (!rc)
+            rc = ilp_replay_finish(p, s->method, &s->w, out->choice, &obj, &mem);
+        have_mem = 1;
     } else {
         rc = ilp_solve_keep(p, s->method, NULL, out->choice, &obj, &st, &s->w, NULL);
         s->have_work = !rc;
@@ -49,7 +150,7 @@ static int pareto_solve(ApprofIlp *p, ParetoSolver *s, double weight, ParetoPoin
     if (rc)
         return rc;
     out->t = obj;
-    out->m = approf_ilp_memory(p, out->choice);
+    out->m = have_mem ? mem : approf_ilp_memory(p, out->choice);
     return 0;
 }
 
@@ -66,19 +167,21 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
     double w0;
     ApprofIlpStats st0;
     ApprofHash128 key0 = {0, 0};
-    ParetoSolver sv = {.method = method, .cache = cache, .mode = mode};
+    ParetoSolver sv = {.method = method, .cache = cache, .mode = mode, .nonneg = -1};
     if (!p || !choices || !times || !mems || !n_points || max_points < 1)
         return APPROF_EINVAL;
     w0 = p->weight;
     *n_points = 0;
     memset(pt, 0, sizeof pt);
-    for (int i = 0; i < CAP; i++) {
-        pt[i].choice = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
-        if (!pt[i].choice) {
-            rc = APPROF_ENOMEM;
-            goto done;
-        }
+    /* the points' choices in one block (one point only needs one) */
+    size_t stride = (size_t)(n > 0 ? n : 1);
+    int *choice_block = malloc((max_points > 1 ? CAP : 1) * stride * sizeof(int));
+    if (!choice_block) {
+        rc = APPROF_ENOMEM;
+        goto done;
     }
+    for (int i = 0; i < (max_points > 1 ? CAP : 1); i++)
+        pt[i].choice = choice_block + (size_t)i * stride;
     /* the fastest point, through the cache either way (its stats are the
      * caller's), its working problem kept for the replays */
     approf_ilp_set_memory_weight(p, 0.0);
@@ -110,6 +213,7 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
         /* A weight under which one byte outweighs every possible time
          * difference gives the least-memory solution (fastest among them). */
         double upper = 1.0;
+        int settled;
         for (int v = 0; v < p->n_nodes; v++)
             for (int i = 0; i < p->k[v]; i++)
                 if (isfinite(p->cost[v][i]))
@@ -120,7 +224,7 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
                 if (isfinite(p->r[e][i]))
                     upper += fabs(p->r[e][i]);
         }
-        rc = pareto_solve(p, &sv, upper, &pt[1]);
+        rc = pareto_solve(p, &sv, upper, NAN, &pt[1], &settled);
         if (rc)
             goto done;
         if (pt[1].m < pt[0].m - 0.5 && pt[1].t > pt[0].t) {
@@ -137,12 +241,14 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
             ParetoPoint *L = &pt[l], *R = &pt[l + 1];
             double lambda = (R->t - L->t) / (L->m - R->m);
             ParetoPoint *C = &pt[np];
+            double vl = L->t + lambda * L->m, thr = vl - 1e-9 * (fabs(vl) + 1e-12);
             solves++;
-            rc = pareto_solve(p, &sv, lambda, C);
+            /* a point whose value is shown to be at least thr is not
+             * taken (the test below): its segment ends either way */
+            rc = pareto_solve(p, &sv, lambda, thr, C, &settled);
             if (rc)
                 goto done;
-            double vc = C->t + lambda * C->m, vl = L->t + lambda * L->m;
-            if (vc < vl - 1e-9 * (fabs(vl) + 1e-12) && C->m < L->m - 0.5 && C->m > R->m + 0.5 &&
+            if (!settled && C->t + lambda * C->m < thr && C->m < L->m - 0.5 && C->m > R->m + 0.5 &&
                 C->t > L->t && C->t < R->t) {
                 ParetoPoint tmp = *C;
                 memmove(&pt[l + 2], &pt[l + 1], (size_t)(np - l - 1) * sizeof(ParetoPoint));
@@ -183,8 +289,8 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
     if (mode == ILP_PARETO_REPLAY && cache && max_points > 1)
         rc = ilp_cache_points_put(cache, key0, max_points, n, choices, times, mems, keep);
 done:
-    for (int i = 0; i < CAP; i++)
-        free(pt[i].choice);
+    ilp_cache_count_replays(cache, sv.replays, sv.settled);
+    free(choice_block);
     ilp_work_free(&sv.w);
     p->weight = w0;
     return rc;
