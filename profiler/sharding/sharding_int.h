@@ -23,6 +23,9 @@ typedef struct ShardOp {
     const ApprofIterSpace *sp;  /* the context's */
     const ShardStrat *s;        /* k strategies: the context's memo, or the stage's block */
     int k;
+    /* the memo's strategies' kernel entries (StratEntry.kern, context.h),
+     * k of them; NULL for the stage's own block */
+    struct KernelEntry *kern;
 } ShardOp;
 
 typedef struct ShardStage {
