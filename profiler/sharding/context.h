@@ -101,6 +101,7 @@ typedef struct StratEntry {
      * s.used: made), so that a build finds an op's kernels by its
      * strategy's index, not by a hash of the op's descriptor */
     struct KernelEntry *kern;
+    ShardOpLayouts *lay;          /* k: each strategy's operand layouts */
 } StratEntry;
 
 #define SHARD_STRAT_MEMO_BYTES ((size_t)16 << 20)
@@ -340,10 +341,10 @@ const ApprofIterSpace *shard_cached_iter_space(ApprofShardContext *ctx, int op, 
 /* The strategies of stage op o (st->ops[o].sp set) on the stage's mesh and
  * forced batch axis, *k of them: the memo's list, or the stage's block
  * (not memoised; *k 0 or a negative error from the enumeration); NULL
- * with *k APPROF_ENOMEM. *kern: the memo entry's kernel entries
- * (StratEntry.kern), NULL with the stage's block. */
+ * with *k APPROF_ENOMEM. *kern, *lay: the memo entry's kernel entries
+ * and layouts (StratEntry.kern, .lay), NULL with the stage's block. */
 const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, int o, int *k,
-                                      KernelEntry **kern);
+                                      KernelEntry **kern, const ShardOpLayouts **lay);
 
 ApprofHash128 shard_struct_key(ApprofShardContext *ctx, const ShardStage *st, int levels,
                                int method);
@@ -364,6 +365,19 @@ void shard_edge_remember(ApprofShardContext *ctx, ApprofHash128 k, int kp, int k
  * and dig; NULL with *rc set on a lowering error. */
 const KernelEntry *shard_op_kernels(ApprofShardContext *ctx, const ShardStage *st, int o,
                                     const ShardStrat *s, KernelEntry *own, int *rc);
+/* shard_op_kernels of stage op o under its strategy j, the kept copy read
+ * in place once made. */
+static inline const KernelEntry *shard_op_kernels_at(ApprofShardContext *ctx,
+                                                     const ShardStage *st, int o, int j,
+                                                     KernelEntry *own, int *rc)
+{
+    const ShardOp *so = &st->ops[o];
+    if (so->kern && so->kern[j].s.used) {
+        *rc = 0;
+        return &so->kern[j];
+    }
+    return shard_op_kernels(ctx, st, o, &so->s[j], own, rc);
+}
 
 /* The ShardingSpec text of layout l (costdb_spec_format) with its length
  * and digest: the memo's, or formatted into own (own_len bytes) when not

@@ -304,7 +304,7 @@ const char *shard_spec_text(ApprofShardContext *ctx, const CostdbLayout *l, char
 /* ---- strategies -------------------------------------------------------- */
 
 const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, int o, int *k,
-                                      KernelEntry **kern)
+                                      KernelEntry **kern, const ShardOpLayouts **lay)
 {
     const ShardOp *so;
     assert(ctx && st && k && o >= 0 && o < st->n_ops);
@@ -315,9 +315,11 @@ const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, i
     approf_hash128_update(&key, w, sizeof w);
     StratEntry *e = memo_find(&ctx->stmemo, sizeof *e, key);
     *kern = NULL;
+    *lay = NULL;
     if (e) {
         *k = e->k;
         *kern = e->kern;
+        *lay = e->lay;
         return e->v;
     }
     if (!st->strat_block) {
@@ -335,19 +337,34 @@ const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, i
     size_t bytes = (size_t)*k * sizeof(ShardStrat);
     ShardStrat *v = malloc(bytes);
     KernelEntry *kc = calloc((size_t)*k, sizeof *kc);
-    e = v && kc ? memo_claim(&ctx->stmemo, sizeof *e, key, bytes + (size_t)*k * sizeof *kc,
-                             SHARD_STRAT_MEMO_BYTES)
-                : NULL;
+    ShardOpLayouts *lc = malloc((size_t)*k * sizeof *lc);
+    e = v && kc && lc ? memo_claim(&ctx->stmemo, sizeof *e, key,
+                                   bytes + (size_t)*k * (sizeof *kc + sizeof *lc),
+                                   SHARD_STRAT_MEMO_BYTES)
+                      : NULL;
     if (!e) {
         free(v);
         free(kc);
+        free(lc);
         return own;
     }
     memcpy(v, own, bytes);
+    const ApprofOp *op = &st->g->ops[so->op];
+    memset(lc, 0, (size_t)*k * sizeof *lc);
+    for (int j = 0; j < *k; j++) {
+        for (int i = 0; i < op->n_inputs; i++)
+            lc[j].in[i] = shard_operand_layout(&v[j], so->sp->in_map[i],
+                                               st->g->tensors[op->inputs[i]].ndim);
+        for (int i = 0; i < op->n_outputs; i++)
+            lc[j].out[i] = shard_operand_layout(&v[j], so->sp->out_map[i],
+                                                st->g->tensors[op->outputs[i]].ndim);
+    }
     e->k = *k;
     e->v = v;
     e->kern = kc;
+    e->lay = lc;
     *kern = kc;
+    *lay = lc;
     return v;
 }
 
@@ -451,6 +468,7 @@ void shard_memos_free(ApprofShardContext *ctx)
     FOR_USED(&ctx->stmemo, StratEntry, e) {
         free(e->v);
         free(e->kern);
+        free(e->lay);
     }
     FOR_USED(&ctx->spmemo, SpecEntry, e)
         free(e->text);

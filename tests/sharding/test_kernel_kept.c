@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * An op's kernels found by its strategy's index (docs/performance.md,
- * "The memory levels' build bodies: an op's kernels found by its
- * strategy (lvlbody)"): shard_op_kernels keeps a copy of the kernel
- * memo's entry with the memo's strategy list of the op (StratEntry.kern,
- * reached through ShardOp.kern), so a later build of any op with the same
- * descriptor on the same mesh takes it by index instead of hashing the
- * op's descriptor and probing the memo. Checked on the zoo's two-layer
+ * An op's kernels and operand layouts found by its strategy's index
+ * (docs/performance.md, "The memory levels' build bodies: an op's kernels
+ * and layouts kept with its strategies (lvlbody)"): shard_op_kernels
+ * keeps a copy of the kernel memo's entry with the memo's strategy list
+ * of the op (StratEntry.kern, reached through ShardOp.kern), so a later
+ * build of any op with the same descriptor on the same mesh takes it by
+ * index instead of hashing the op's descriptor and probing the memo; and
+ * the list holds each strategy's operand layouts (StratEntry.lay), which
+ * the build reads (shard_in_layout, shard_out_layout) instead of working
+ * them out per op and slot. Every op's kept layouts equal its own worked
+ * out. Checked on the zoo's two-layer
  * GPT (both layers' ops share descriptors) on meshes (4, 1) and (2, 2),
  * forced and not: every op under every strategy, asked twice in one
  * context, is answered the second time from the kept copy, which holds
@@ -19,6 +23,7 @@
  */
 #include <CUnit/Basic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "costdb.h"
@@ -102,9 +107,27 @@ static void check_mesh(const ApprofGraph *g, int a, int b, int force)
     int maxk = 0, kept = 0;
     CU_ASSERT_FATAL(shard_stage_setup(ctx, &req, &st, 1, err, sizeof err) == 0);
     CU_ASSERT_FATAL(shard_stage_ops(ctx, &st, &maxk, err, sizeof err) == 0);
+    st.choice = calloc((size_t)st.n_ops, sizeof *st.choice);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st.choice);
     for (int o = 0; o < st.n_ops; o++) {
         const ShardOp *so = &st.ops[o];
+        const ApprofOp *op = &g->ops[so->op];
         for (int j = 0; j < so->k; j++) {
+            /* the layouts kept with the list: op o's own, worked out */
+            CU_ASSERT_PTR_NOT_NULL_FATAL(so->lay);
+            st.choice[o] = j;
+            for (int i = 0; i < op->n_inputs; i++) {
+                ShardLayout L = shard_operand_layout(&so->s[j], so->sp->in_map[i],
+                                                     g->tensors[op->inputs[i]].ndim);
+                ShardLayout K = shard_in_layout(&st, o, i);
+                CU_ASSERT(L.d[0] == K.d[0] && L.d[1] == K.d[1]);
+            }
+            for (int i = 0; i < op->n_outputs; i++) {
+                ShardLayout L = shard_operand_layout(&so->s[j], so->sp->out_map[i],
+                                                     g->tensors[op->outputs[i]].ndim);
+                ShardLayout K = shard_out_layout(&st, o, i);
+                CU_ASSERT(L.d[0] == K.d[0] && L.d[1] == K.d[1]);
+            }
             ApprofKernel kbuf[2][2 * APPROF_MAX_KERNELS];
             ApprofHash128 dbuf[2][2 * APPROF_MAX_KERNELS];
             KernelEntry own[2] = {{.k = kbuf[0], .dig = dbuf[0]}, {.k = kbuf[1], .dig = dbuf[1]}};
