@@ -96,6 +96,12 @@ typedef struct StratEntry {
     MemoSlot s;
     int k;
     ShardStrat *v;
+    /* k: strategy i's kernel entry (KernelEntry below), a copy of the
+     * kernel memo's entry made when first asked for (shard_op_kernels;
+     * s.used: made), so that a build finds an op's kernels by its
+     * strategy's index, not by a hash of the op's descriptor */
+    struct KernelEntry *kern;
+    ShardOpLayouts *lay;          /* k: each strategy's operand layouts */
 } StratEntry;
 
 #define SHARD_STRAT_MEMO_BYTES ((size_t)16 << 20)
@@ -335,8 +341,10 @@ const ApprofIterSpace *shard_cached_iter_space(ApprofShardContext *ctx, int op, 
 /* The strategies of stage op o (st->ops[o].sp set) on the stage's mesh and
  * forced batch axis, *k of them: the memo's list, or the stage's block
  * (not memoised; *k 0 or a negative error from the enumeration); NULL
- * with *k APPROF_ENOMEM. */
-const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, int o, int *k);
+ * with *k APPROF_ENOMEM. *kern, *lay: the memo entry's kernel entries
+ * and layouts (StratEntry.kern, .lay), NULL with the stage's block. */
+const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, int o, int *k,
+                                      KernelEntry **kern, const ShardOpLayouts **lay);
 
 ApprofHash128 shard_struct_key(ApprofShardContext *ctx, const ShardStage *st, int levels,
                                int method);
@@ -351,11 +359,25 @@ void shard_edge_remember(ApprofShardContext *ctx, ApprofHash128 k, int kp, int k
                          const double *r);
 
 /* The kernels of stage op o (stage-local) under strategy s, both phases:
- * the memo's entry, or (not memoised: no context, past the cap, out of
+ * the memo's entry (or its copy kept with the op's strategies,
+ * ShardOp.kern, once made), or (not memoised: no context, past the cap, out of
  * memory) *own filled from the caller's buffers k (2 * APPROF_MAX_KERNELS)
  * and dig; NULL with *rc set on a lowering error. */
 const KernelEntry *shard_op_kernels(ApprofShardContext *ctx, const ShardStage *st, int o,
                                     const ShardStrat *s, KernelEntry *own, int *rc);
+/* shard_op_kernels of stage op o under its strategy j, the kept copy read
+ * in place once made. */
+static inline const KernelEntry *shard_op_kernels_at(ApprofShardContext *ctx,
+                                                     const ShardStage *st, int o, int j,
+                                                     KernelEntry *own, int *rc)
+{
+    const ShardOp *so = &st->ops[o];
+    if (so->kern && so->kern[j].s.used) {
+        *rc = 0;
+        return &so->kern[j];
+    }
+    return shard_op_kernels(ctx, st, o, &so->s[j], own, rc);
+}
 
 /* The ShardingSpec text of layout l (costdb_spec_format) with its length
  * and digest: the memo's, or formatted into own (own_len bytes) when not

@@ -9,6 +9,7 @@
 #include <assert.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -302,7 +303,8 @@ const char *shard_spec_text(ApprofShardContext *ctx, const CostdbLayout *l, char
 
 /* ---- strategies -------------------------------------------------------- */
 
-const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, int o, int *k)
+const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, int o, int *k,
+                                      KernelEntry **kern, const ShardOpLayouts **lay)
 {
     const ShardOp *so;
     assert(ctx && st && k && o >= 0 && o < st->n_ops);
@@ -312,8 +314,12 @@ const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, i
     int64_t w[4] = {(int64_t)op_desc(ctx, so->op), st->mesh.n[0], st->mesh.n[1], st->force};
     approf_hash128_update(&key, w, sizeof w);
     StratEntry *e = memo_find(&ctx->stmemo, sizeof *e, key);
+    *kern = NULL;
+    *lay = NULL;
     if (e) {
         *k = e->k;
+        *kern = e->kern;
+        *lay = e->lay;
         return e->v;
     }
     if (!st->strat_block) {
@@ -330,14 +336,35 @@ const ShardStrat *shard_op_strategies(ApprofShardContext *ctx, ShardStage *st, i
         return own;
     size_t bytes = (size_t)*k * sizeof(ShardStrat);
     ShardStrat *v = malloc(bytes);
-    e = v ? memo_claim(&ctx->stmemo, sizeof *e, key, bytes, SHARD_STRAT_MEMO_BYTES) : NULL;
+    KernelEntry *kc = calloc((size_t)*k, sizeof *kc);
+    ShardOpLayouts *lc = malloc((size_t)*k * sizeof *lc);
+    e = v && kc && lc ? memo_claim(&ctx->stmemo, sizeof *e, key,
+                                   bytes + (size_t)*k * (sizeof *kc + sizeof *lc),
+                                   SHARD_STRAT_MEMO_BYTES)
+                      : NULL;
     if (!e) {
         free(v);
+        free(kc);
+        free(lc);
         return own;
     }
     memcpy(v, own, bytes);
+    const ApprofOp *op = &st->g->ops[so->op];
+    memset(lc, 0, (size_t)*k * sizeof *lc);
+    for (int j = 0; j < *k; j++) {
+        for (int i = 0; i < op->n_inputs; i++)
+            lc[j].in[i] = shard_operand_layout(&v[j], so->sp->in_map[i],
+                                               st->g->tensors[op->inputs[i]].ndim);
+        for (int i = 0; i < op->n_outputs; i++)
+            lc[j].out[i] = shard_operand_layout(&v[j], so->sp->out_map[i],
+                                                st->g->tensors[op->outputs[i]].ndim);
+    }
     e->k = *k;
     e->v = v;
+    e->kern = kc;
+    e->lay = lc;
+    *kern = kc;
+    *lay = lc;
     return v;
 }
 
@@ -371,16 +398,31 @@ const KernelEntry *shard_op_kernels(ApprofShardContext *ctx, const ShardStage *s
 {
     ApprofHash128 key = {0, 0};
     int memo = ctx && ctx->op_desc;
-    KernelEntry *e;
+    const ShardOp *so = &st->ops[o];
+    KernelEntry *e, *kept = NULL;
     *rc = 0;
+    /* s in the memo's strategy list of the op: its entry is that of the
+     * kernel memo's key below, a function of the list's own key (the op's
+     * descriptor and the mesh's axis sizes) and of s's axes, so it is kept
+     * with the list once found (StratEntry.kern) */
+    uintptr_t at = (uintptr_t)s - (uintptr_t)so->s;
+    if (memo && so->kern && (uintptr_t)s >= (uintptr_t)so->s &&
+        at < (uintptr_t)so->k * sizeof *s && at % sizeof *s == 0) {
+        kept = &so->kern[at / sizeof *s];
+        if (kept->s.used)
+            return kept;
+    }
     if (memo) {
         approf_hash128_init(&key, 0x6e7e1);
-        int64_t w[5] = {(int64_t)op_desc(ctx, st->ops[o].op), s->ax[0], s->ax[1],
+        int64_t w[5] = {(int64_t)op_desc(ctx, so->op), s->ax[0], s->ax[1],
                         st->mesh.n[0], st->mesh.n[1]};
         approf_hash128_update(&key, w, sizeof w);
         e = memo_find(&ctx->kmemo, sizeof *e, key);
-        if (e)
+        if (e) {
+            if (kept)
+                *kept = *e;
             return e;
+        }
     }
     *rc = lower_op(st, o, s, own->k, own->dig, own->n);
     if (*rc)
@@ -401,6 +443,8 @@ const KernelEntry *shard_op_kernels(ApprofShardContext *ctx, const ShardStage *s
     e->n[1] = own->n[1];
     e->k = kc;
     e->dig = dc;
+    if (kept)
+        *kept = *e;
     return e;
 }
 
@@ -421,8 +465,11 @@ void shard_memos_free(ApprofShardContext *ctx)
         free(e->k);
         free(e->dig);
     }
-    FOR_USED(&ctx->stmemo, StratEntry, e)
+    FOR_USED(&ctx->stmemo, StratEntry, e) {
         free(e->v);
+        free(e->kern);
+        free(e->lay);
+    }
     FOR_USED(&ctx->spmemo, SpecEntry, e)
         free(e->text);
     MemoTable *all[] = {&ctx->smemo, &ctx->ememo, &ctx->kmemo, &ctx->stmemo, &ctx->spmemo};

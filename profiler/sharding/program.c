@@ -27,10 +27,8 @@
  * its input gradient is a partial sum. */
 static ShardLayout consumer_layout(const ShardStage *st, int o, int i, int partial[2])
 {
-    const ShardOp *so = &st->ops[o];
-    const ShardStrat *s = &so->s[st->choice[o]];
-    int t = st->g->ops[so->op].inputs[i];
-    ShardLayout lc = shard_operand_layout(s, so->sp->in_map[i], st->g->tensors[t].ndim);
+    const ShardStrat *s = &st->ops[o].s[st->choice[o]];
+    ShardLayout lc = shard_in_layout(st, o, i);
     for (int x = 0; x < 2; x++)
         partial[x] = s->ax[x] >= 0 && lc.d[x] < 0 && st->mesh.n[x] > 1;
     return lc;
@@ -199,7 +197,6 @@ static void note_tensors(ProgBuild *b)
     TInfo *ti = b->ti;
     for (int o = 0; o < st->n_ops; o++) {
         const ShardOp *so = &st->ops[o];
-        const ShardStrat *s = &so->s[st->choice[o]];
         const ApprofOp *op = &g->ops[so->op];
         for (int j = 0; j < op->n_outputs; j++) {
             TInfo *t = &ti[op->outputs[j]];
@@ -207,7 +204,7 @@ static void note_tensors(ProgBuild *b)
                 b->touched[b->n_touched++] = op->outputs[j];
                 t->last_use = -1;
             }
-            t->L = shard_operand_layout(s, so->sp->out_map[j], g->tensors[op->outputs[j]].ndim);
+            t->L = shard_out_layout(st, o, j);
             t->set = t->in_range = 1;
         }
         unsigned saved = approf_op_saved_mask(g, so->op);
@@ -217,7 +214,7 @@ static void note_tensors(ProgBuild *b)
             if (!t->set) {
                 b->touched[b->n_touched++] = op->inputs[i];
                 t->last_use = -1;
-                t->L = shard_operand_layout(s, so->sp->in_map[i], g->tensors[op->inputs[i]].ndim);
+                t->L = shard_in_layout(st, o, i);
                 t->set = 1;
             }
             t->used = 1;
@@ -320,7 +317,7 @@ static int push_op_kernels(ProgBuild *b, int o, const ShardStrat *s, size_t *bw0
     ApprofKernel kbuf[2 * APPROF_MAX_KERNELS];
     ApprofHash128 dbuf[2 * APPROF_MAX_KERNELS];
     KernelEntry own = {.k = kbuf, .dig = dbuf};
-    const KernelEntry *ke = shard_op_kernels(st->ctx, st, o, s, &own, &rc);
+    const KernelEntry *ke = shard_op_kernels_at(st->ctx, st, o, (int)(s - so->s), &own, &rc);
     *bw0 = p->n_kernels[1];
     for (int ph = 0, at = 0; ke && ph < 2 && !rc; at += ke->n[ph], ph++) {
         size_t k0 = p->n_kernels[ph], r0 = p->n_kernels[1];
@@ -361,14 +358,11 @@ static int push_reduce_colls(ProgBuild *b, int o, const ShardStrat *s)
                                             b->ti[op->outputs[j]].local, so->op);
             int t = op->outputs[j], q = st->t_first[t];
             if (q >= 0) {
-                const ShardOp *cs = &st->ops[q - st->op_begin];
                 const ApprofOp *cop = &g->ops[q];
                 int slot = 0;
                 while (slot < cop->n_inputs && cop->inputs[slot] != t)
                     slot++;
-                ShardLayout lc = shard_operand_layout(&cs->s[st->choice[q - st->op_begin]],
-                                                      cs->sp->in_map[slot],
-                                                      g->tensors[t].ndim);
+                ShardLayout lc = shard_in_layout(st, q - st->op_begin, slot);
                 if (shard_fuses_to_reduce_scatter(st, t, x, b->ti[t].L, lc, 1))
                     c.kind = APPROF_COLL_REDUCE_SCATTER;
             }
@@ -413,12 +407,10 @@ static int reshard_input(ProgBuild *b, int o, int i, ShardLayout lc, const int p
         mark_async_gemms(p, ti, g, weight, bw0, p->n_kernels[1], group);
     if (!first)
         return 0;
-    const ShardOp *pp = &st->ops[t->producer - st->op_begin];
     int j = 0;
     while (j < g->ops[t->producer].n_outputs && g->ops[t->producer].outputs[j] != tix)
         j++;
-    ShardLayout lp = shard_operand_layout(&pp->s[st->choice[t->producer - st->op_begin]],
-                                          pp->sp->out_map[j], t->ndim);
+    ShardLayout lp = shard_out_layout(st, t->producer - st->op_begin, j);
     ApprofCollective f[2], bc[4];
     int nf = 0, nb = 0;
     /* most reshards move nothing: not called then */

@@ -18,11 +18,24 @@
 #include "sharding/sharding.h"
 #include "sharding/sharding_mesh.h"
 
+/* The layouts of an op's operands under one of its strategies
+ * (shard_operand_layout of each input and output slot), made once for
+ * the memo's strategy list of the op (StratEntry.lay, context.h): a
+ * function of the list's key, as the strategies are (the op's descriptor
+ * holds its tensors' ranks and what its iteration space is made of). */
+typedef struct ShardOpLayouts {
+    ShardLayout in[APPROF_MAX_INPUTS], out[APPROF_MAX_OUTPUTS];
+} ShardOpLayouts;
+
 typedef struct ShardOp {
     int op;
     const ApprofIterSpace *sp;  /* the context's */
     const ShardStrat *s;        /* k strategies: the context's memo, or the stage's block */
     int k;
+    /* the memo's strategies' kernel entries (StratEntry.kern, context.h),
+     * k of them; NULL for the stage's own block */
+    struct KernelEntry *kern;
+    const ShardOpLayouts *lay;  /* k: each strategy's layouts; NULL for the stage's block */
 } ShardOp;
 
 typedef struct ShardStage {
@@ -83,5 +96,25 @@ int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, Sh
                       int with_ops, char *err, size_t errlen);
 void shard_stage_free(ShardStage *st);
 int shard_tensor_slot(const int *list, int n, int t);
+
+/* The layout of input slot i (output slot j) of stage op o (stage-local)
+ * under its chosen strategy: the strategy list's, else worked out. */
+static inline ShardLayout shard_in_layout(const ShardStage *st, int o, int i)
+{
+    const ShardOp *so = &st->ops[o];
+    if (so->lay)
+        return so->lay[st->choice[o]].in[i];
+    return shard_operand_layout(&so->s[st->choice[o]], so->sp->in_map[i],
+                                st->g->tensors[st->g->ops[so->op].inputs[i]].ndim);
+}
+
+static inline ShardLayout shard_out_layout(const ShardStage *st, int o, int j)
+{
+    const ShardOp *so = &st->ops[o];
+    if (so->lay)
+        return so->lay[st->choice[o]].out[j];
+    return shard_operand_layout(&so->s[st->choice[o]], so->sp->out_map[j],
+                                st->g->tensors[st->g->ops[so->op].outputs[j]].ndim);
+}
 
 #endif

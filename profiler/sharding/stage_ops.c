@@ -75,7 +75,7 @@ int shard_stage_ops(ApprofShardContext *ctx, ShardStage *st, int *maxk, char *er
                      rc == APPROF_ENOMEM ? approf_strerror(rc) : "no iteration space");
             return rc;
         }
-        so->s = shard_op_strategies(ctx, st, o, &so->k);
+        so->s = shard_op_strategies(ctx, st, o, &so->k, &so->kern, &so->lay);
         if (!so->s)
             return so->k;
         if (so->k <= 0) {
