@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "chunk_first.h"
 #include "clock.h"
 #include "costdb.h"
 #include "frameworks.h"
@@ -270,6 +271,7 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
     double *each;
     unsigned char *want;
     ApsolveCounts cs;
+    ApsolveChunkOrder order;
     if (c->opt.max_stages > 0 && c->opt.max_stages < nmax)
         nmax = c->opt.max_stages;
     each = malloc(((size_t)nmax + 1) * sizeof *each);
@@ -278,12 +280,25 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
         e = APSOLVE_ENOMEM;
         goto done;
     }
-    for (int v = vmin; v <= vmax && v <= c->p->num_layers; v++) {
+    /* from no plan to beat, the interleaved family searches the v its
+     * floors rank best first, whole: its full estimate is the others' bar,
+     * the tie rule kept (chunk_first.c has the proof) */
+    apsolve_chunk_order_init(&order, vmin, vmax < c->p->num_layers ? vmax : c->p->num_layers,
+                             have_floor && kind == APSOLVE_SCHEDULE_INTERLEAVED &&
+                                     isinf(chunk_bar_now(cr, fam, best))
+                                 ? apsolve_chunk_first_v(fl, kind, vmin, vmax, c->opt.micro_batches,
+                                                         nmax, each)
+                                 : -1);
+    for (int v; (v = apsolve_chunk_order_next(&order)) >= 0;) {
         ApsolveOptions io = c->opt;
         ApsolvePlan *il = NULL;
-        double price, floor = INFINITY, bar = chunk_bar_now(cr, fam, best);
-        if (B * chunk_bound(c->p, v) >= bar)
+        double price, floor = INFINITY,
+                      bar = apsolve_chunk_order_bar(&order, v, chunk_bar_now(cr, fam, best));
+        if (B * chunk_bound(c->p, v) >= bar) {
+            if (v == order.first)
+                continue; /* the ascending pass still searches the v before it */
             break;
+        }
         if (have_floor) {
             /* ZB-V's fill floor and interleaved ZB's sum floor over the
              * stage entries a plan under best can hold (chunk_floor.c) */
@@ -313,6 +328,7 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
             *pl = il;
             c->opt = io;
             best = price;
+            apsolve_chunk_order_kept(&order, v);
             chunk_publish(cr, fam, price, 0);
         } else {
             apsolve_plan_free(&il);
