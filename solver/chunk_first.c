@@ -65,6 +65,15 @@ void apsolve_chunk_order_kept(ApsolveChunkOrder *o, int v)
     o->first_won = v == o->first;
 }
 
+void apsolve_chunk_order_start(ApsolveChunkOrder *o, const ApsolveStageFloor *f, int kind,
+                               int vmin, int vmax, int B, int nmax, double bar, double *each)
+{
+    apsolve_chunk_order_init(o, vmin, vmax,
+                             f && kind == APSOLVE_SCHEDULE_INTERLEAVED && isinf(bar)
+                                 ? apsolve_chunk_first_v(f, kind, vmin, vmax, B, nmax, each)
+                                 : -1);
+}
+
 int apsolve_chunk_first_v(const ApsolveStageFloor *f, int kind, int vmin, int vmax, int B,
                           int nmax, double *each)
 {

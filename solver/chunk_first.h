@@ -31,6 +31,12 @@ double apsolve_chunk_order_bar(const ApsolveChunkOrder *o, int v, double best);
 /* v's plan was kept (its full estimate the new best). */
 void apsolve_chunk_order_kept(ApsolveChunkOrder *o, int v);
 
+/* try_chunks's order for kind from the plan to beat bar (f NULL: no
+ * floor): the interleaved family from none (+inf) with
+ * apsolve_chunk_first_v's v first, every other search in order. */
+void apsolve_chunk_order_start(ApsolveChunkOrder *o, const ApsolveStageFloor *f, int kind,
+                               int vmin, int vmax, int B, int nmax, double bar, double *each);
+
 /* The v in vmin .. vmax (v <= the layers) whose floor the schedule's time
  * ranks least: min over stage counts n of apsolve_schedule_base_time(v, B,
  * n each[n], each[n]) (every stage at the count's floor of the largest

@@ -256,7 +256,8 @@ done:
  * its plans could beat the best (solver/chunk_floor.c has the proof); a v
  * that runs leaves out the stage counts whose own floor reaches it, and
  * searches them only when it wins (chunk_solve), so the plan and counts
- * kept are the same.
+ * kept are the same. From no plan to beat, the interleaved family
+ * searches the v its floors rank best first (chunk_first.c: the same plan).
  * 0, or an apsolve error other than infeasibility. */
 static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, int vmin,
                       int vmax, int verdict, ApsolveDpShared *sh, ApsolveStageFloor *fl,
@@ -280,25 +281,18 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
         e = APSOLVE_ENOMEM;
         goto done;
     }
-    /* from no plan to beat, the interleaved family searches the v its
-     * floors rank best first, whole: its full estimate is the others' bar,
-     * the tie rule kept (chunk_first.c has the proof) */
-    apsolve_chunk_order_init(&order, vmin, vmax < c->p->num_layers ? vmax : c->p->num_layers,
-                             have_floor && kind == APSOLVE_SCHEDULE_INTERLEAVED &&
-                                     isinf(chunk_bar_now(cr, fam, best))
-                                 ? apsolve_chunk_first_v(fl, kind, vmin, vmax, c->opt.micro_batches,
-                                                         nmax, each)
-                                 : -1);
+    /* the interleaved family from no plan to beat: the v its floors rank
+     * best first, its full estimate the others' bar (chunk_first.c) */
+    apsolve_chunk_order_start(&order, fl, kind, vmin,
+                              vmax < c->p->num_layers ? vmax : c->p->num_layers,
+                              c->opt.micro_batches, nmax, chunk_bar_now(cr, fam, best), each);
     for (int v; (v = apsolve_chunk_order_next(&order)) >= 0;) {
         ApsolveOptions io = c->opt;
         ApsolvePlan *il = NULL;
         double price, floor = INFINITY,
                       bar = apsolve_chunk_order_bar(&order, v, chunk_bar_now(cr, fam, best));
-        if (B * chunk_bound(c->p, v) >= bar) {
-            if (v == order.first)
-                continue; /* the ascending pass still searches the v before it */
+        if (B * chunk_bound(c->p, v) >= bar) /* not the first v: its bar is +inf */
             break;
-        }
         if (have_floor) {
             /* ZB-V's fill floor and interleaved ZB's sum floor over the
              * stage entries a plan under best can hold (chunk_floor.c) */
