@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "chunk_first.h"
 #include "clock.h"
 #include "costdb.h"
 #include "frameworks.h"
@@ -255,7 +256,8 @@ done:
  * its plans could beat the best (solver/chunk_floor.c has the proof); a v
  * that runs leaves out the stage counts whose own floor reaches it, and
  * searches them only when it wins (chunk_solve), so the plan and counts
- * kept are the same.
+ * kept are the same. From no plan to beat, the interleaved family
+ * searches the v its floors rank best first (chunk_first.c: the same plan).
  * 0, or an apsolve error other than infeasibility. */
 static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, int vmin,
                       int vmax, int verdict, ApsolveDpShared *sh, ApsolveStageFloor *fl,
@@ -270,6 +272,7 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
     double *each;
     unsigned char *want;
     ApsolveCounts cs;
+    ApsolveChunkOrder order;
     if (c->opt.max_stages > 0 && c->opt.max_stages < nmax)
         nmax = c->opt.max_stages;
     each = malloc(((size_t)nmax + 1) * sizeof *each);
@@ -278,11 +281,17 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
         e = APSOLVE_ENOMEM;
         goto done;
     }
-    for (int v = vmin; v <= vmax && v <= c->p->num_layers; v++) {
+    /* the interleaved family from no plan to beat: the v its floors rank
+     * best first, its full estimate the others' bar (chunk_first.c) */
+    apsolve_chunk_order_start(&order, fl, kind, vmin,
+                              vmax < c->p->num_layers ? vmax : c->p->num_layers,
+                              c->opt.micro_batches, nmax, chunk_bar_now(cr, fam, best), each);
+    for (int v; (v = apsolve_chunk_order_next(&order)) >= 0;) {
         ApsolveOptions io = c->opt;
         ApsolvePlan *il = NULL;
-        double price, floor = INFINITY, bar = chunk_bar_now(cr, fam, best);
-        if (B * chunk_bound(c->p, v) >= bar)
+        double price, floor = INFINITY,
+                      bar = apsolve_chunk_order_bar(&order, v, chunk_bar_now(cr, fam, best));
+        if (B * chunk_bound(c->p, v) >= bar) /* not the first v: its bar is +inf */
             break;
         if (have_floor) {
             /* ZB-V's fill floor and interleaved ZB's sum floor over the
@@ -313,6 +322,7 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
             *pl = il;
             c->opt = io;
             best = price;
+            apsolve_chunk_order_kept(&order, v);
             chunk_publish(cr, fam, price, 0);
         } else {
             apsolve_plan_free(&il);
