@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "slot_store.h"
 #include "solver_int.h"
 
 /* The figures' capacity: one for each cell and figs[0], the most a table
@@ -52,15 +53,16 @@ int apsolve_times_table_add(ApsolveProblem *p)
 ApsolveTimesTable *apsolve_times_table_clone(const ApsolveTimesTable *t, size_t cells)
 {
     ApsolveTimesTable *u = calloc(1, sizeof *u);
-    if (!u || !(u->slot = malloc((cells ? cells : 1) * sizeof *u->slot)) ||
-        !(u->figs = malloc((t->n > full_cap(cells) ? t->n : full_cap(cells)) * sizeof *u->figs))) {
-        apsolve_times_table_free(u);
+    size_t cap = t->n > full_cap(cells) ? t->n : full_cap(cells);
+    void *figs;
+    if (!u ||
+        apsolve_slot_copy(t->slot, cells, t->figs, sizeof *t->figs, t->n, cap, &u->slot, &figs)) {
+        free(u);
         return NULL;
     }
-    memcpy(u->slot, t->slot, cells * sizeof *u->slot);
-    memcpy(u->figs, t->figs, t->n * sizeof *u->figs);
+    u->figs = figs;
     u->n = t->n;
-    u->cap = t->n > full_cap(cells) ? t->n : full_cap(cells);
+    u->cap = cap;
     return u;
 }
 
@@ -81,18 +83,10 @@ size_t apsolve_times_table_bytes(const ApsolveTimesTable *t, size_t cells)
 int apsolve_times_room(ApsolveProblem *p, size_t more)
 {
     ApsolveTimesTable *t = p->times;
-    size_t cap = t->cap;
-    ApsolveTimes *f;
-    if (more > (size_t)UINT32_MAX + 1 - t->n) /* past the slots' reach */
-        return APSOLVE_ENOMEM;
-    while (cap - t->n < more)
-        cap *= 2;
-    if (cap == t->cap)
-        return APSOLVE_OK;
-    if (cap - 1 > UINT32_MAX || !(f = realloc(t->figs, cap * sizeof *f)))
+    ApsolveTimes *f = apsolve_slot_room(t->figs, sizeof *f, t->n, &t->cap, more);
+    if (!f)
         return APSOLVE_ENOMEM;
     t->figs = f;
-    t->cap = cap;
     return APSOLVE_OK;
 }
 

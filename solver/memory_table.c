@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "apsolve.h"
+#include "slot_store.h"
 #include "solver_int.h"
 
 enum { FIGS_FIRST_CAP = 1024 };
@@ -37,13 +38,13 @@ int apsolve_memory_table_add(ApsolveProblem *p)
 ApsolveMemoryTable *apsolve_memory_table_clone(const ApsolveMemoryTable *t, size_t cells)
 {
     ApsolveMemoryTable *u = calloc(1, sizeof *u);
-    if (!u || !(u->slot = malloc((cells ? cells : 1) * sizeof *u->slot)) ||
-        !(u->figs = malloc(t->n * sizeof *u->figs))) {
-        apsolve_memory_table_free(u);
+    void *figs;
+    if (!u || apsolve_slot_copy(t->slot, cells, t->figs, sizeof *t->figs, t->n, t->n, &u->slot,
+                                &figs)) {
+        free(u);
         return NULL;
     }
-    memcpy(u->slot, t->slot, cells * sizeof *u->slot);
-    memcpy(u->figs, t->figs, t->n * sizeof *u->figs);
+    u->figs = figs;
     u->n = u->cap = t->n;
     return u;
 }
@@ -65,18 +66,10 @@ size_t apsolve_memory_table_bytes(const ApsolveMemoryTable *t, size_t cells)
 int apsolve_memory_room(ApsolveProblem *p, size_t more)
 {
     ApsolveMemoryTable *t = p->memory;
-    size_t cap = t->cap;
-    ApsolveMemory *f;
-    if (more > (size_t)UINT32_MAX + 1 - t->n) /* past the slots' reach */
-        return APSOLVE_ENOMEM;
-    while (cap - t->n < more)
-        cap *= 2;
-    if (cap == t->cap)
-        return APSOLVE_OK;
-    if (cap - 1 > UINT32_MAX || !(f = realloc(t->figs, cap * sizeof *f)))
+    ApsolveMemory *f = apsolve_slot_room(t->figs, sizeof *f, t->n, &t->cap, more);
+    if (!f)
         return APSOLVE_ENOMEM;
     t->figs = f;
-    t->cap = cap;
     return APSOLVE_OK;
 }
 
