@@ -251,12 +251,13 @@ int apsolve_unfit_put(ApsolveProblem *p, size_t k, const ApsolveUnfit *u)
     return APSOLVE_OK;
 }
 
-/* Whether every valid, finite entry of p has a value >= 0 in per_entry
- * (and at least one such entry exists). */
-static int every_entry_known(const ApsolveProblem *p, const double *per_entry)
+/* Whether every valid, finite entry of p has a value >= 0 in its apply
+ * time (p->apply_cost) or, with wgrad, in its weight gradients' time (read
+ * behind its slot, apsolve_times_at), and at least one such entry exists. */
+static int every_entry_known(const ApsolveProblem *p, int wgrad)
 {
     size_t n, k, cfg, sc, finite = 0;
-    if (!p || !per_entry)
+    if (!p || (wgrad ? !p->times : !p->apply_cost))
         return 0;
     n = apsolve_problem_cells(p);
     sc = (size_t)p->num_submeshes * (size_t)p->num_configs;
@@ -265,7 +266,7 @@ static int every_entry_known(const ApsolveProblem *p, const double *per_entry)
     for (k = 0, cfg = 0; k < n; k++, cfg = cfg + 1 == sc ? 0 : cfg + 1) {
         if (!p->configs[cfg].valid || !isfinite(p->cost[k]) || p->cost[k] < 0)
             continue;
-        if (!(per_entry[k] >= 0))
+        if (!((wgrad ? apsolve_times_at(p, k)->wgrad : p->apply_cost[k]) >= 0))
             return 0;
         finite++;
     }
@@ -274,26 +275,12 @@ static int every_entry_known(const ApsolveProblem *p, const double *per_entry)
 
 int apsolve_problem_apply_known(const ApsolveProblem *p)
 {
-    return p && every_entry_known(p, p->apply_cost);
+    return every_entry_known(p, 0);
 }
 
 int apsolve_problem_wgrad_known(const ApsolveProblem *p)
 {
-    size_t n, k, cfg, sc, finite = 0;
-    if (!p || !p->times)
-        return 0;
-    /* every_entry_known's walk, the weight gradients read behind their
-     * slots */
-    n = apsolve_problem_cells(p);
-    sc = (size_t)p->num_submeshes * (size_t)p->num_configs;
-    for (k = 0, cfg = 0; k < n; k++, cfg = cfg + 1 == sc ? 0 : cfg + 1) {
-        if (!p->configs[cfg].valid || !isfinite(p->cost[k]) || p->cost[k] < 0)
-            continue;
-        if (!(apsolve_times_at(p, k)->wgrad >= 0))
-            return 0;
-        finite++;
-    }
-    return finite > 0;
+    return every_entry_known(p, 1);
 }
 
 int apsolve_default_submeshes(int hosts, int gpus, ApsolveSubmesh *out, int cap)
