@@ -122,24 +122,20 @@ static void linear_windows(const ShardStage *st, int o, const ShardStrat *s, int
     }
 }
 
-/* Node cost of strategy s of op o: compute, forward all-reduces, partial
- * gradients of stage-input activations and, scaled, the grad sync. */
-static double node_compute_cost(const ShardStage *st, int o, const ShardStrat *s)
+/* The add kernel of the parameters op o is the first in its stage to read
+ * (st->t_first), under strategy s: a function of the stage's range, not of
+ * the op alone (a tied parameter, such as a GPT's embedding table read
+ * again by its LM head, has a different first reader in a stage that holds
+ * both ends than in one that holds the head alone), so node_cost adds it
+ * to the range-independent part kept in the context's node cost table
+ * (shard_cost_table), never into it (docs/performance.md, "A tied
+ * parameter's gradient add outside the node cost table (ctxorder)"). */
+static double first_reader_accum_cost(const ShardStage *st, int o, const ShardStrat *s)
 {
     const ApprofGraph *g = st->g;
     const ShardOp *so = &st->ops[o];
     const ApprofOp *op = &g->ops[so->op];
-    ApprofKernel kbuf[2 * APPROF_MAX_KERNELS];
-    ApprofHash128 dbuf[2 * APPROF_MAX_KERNELS];
-    KernelEntry own = {.k = kbuf, .dig = dbuf};
-    int rc;
     double t = 0.0;
-    /* the kernels the program will hold (memo.c lowers them, once) */
-    const KernelEntry *ke = shard_op_kernels(st->ctx, st, o, s, &own, &rc);
-    if (!ke)
-        return INFINITY;
-    for (int i = 0; i < ke->n[0] + ke->n[1]; i++)
-        t += approf_kernel_seconds(st->hw, &ke->k[i]);
     /* every micro-batch adds the fresh gradients of the parameters o is the
      * first to read into their accumulation buffers: the program's add
      * kernel (program.c, push_grad_accum) on this strategy's shards, so
@@ -172,6 +168,27 @@ static double node_compute_cost(const ShardStage *st, int o, const ShardStrat *s
             t += approf_kernel_seconds(st->hw, &k);
         }
     }
+    return t;
+}
+
+/* Node cost of strategy s of op o: compute, forward all-reduces, partial
+ * gradients of stage-input activations and, scaled, the grad sync. */
+static double node_compute_cost(const ShardStage *st, int o, const ShardStrat *s)
+{
+    const ApprofGraph *g = st->g;
+    const ShardOp *so = &st->ops[o];
+    const ApprofOp *op = &g->ops[so->op];
+    ApprofKernel kbuf[2 * APPROF_MAX_KERNELS];
+    ApprofHash128 dbuf[2 * APPROF_MAX_KERNELS];
+    KernelEntry own = {.k = kbuf, .dig = dbuf};
+    int rc;
+    double t = 0.0;
+    /* the kernels the program will hold (memo.c lowers them, once) */
+    const KernelEntry *ke = shard_op_kernels(st->ctx, st, o, s, &own, &rc);
+    if (!ke)
+        return INFINITY;
+    for (int i = 0; i < ke->n[0] + ke->n[1]; i++)
+        t += approf_kernel_seconds(st->hw, &ke->k[i]);
     for (int x = 0; x < 2; x++) {
         if (s->ax[x] < 0 || so->sp->kind[s->ax[x]] != APPROF_ITER_REDUCE)
             continue;
@@ -203,6 +220,7 @@ static double node_cost(const ShardStage *st, int o, const ShardStrat *s)
         if (slot)
             *slot = t;
     }
+    t += first_reader_accum_cost(st, o, s);
     int ws = st->hw && st->hw->tp_async_grad > 0 ? shard_linear_weight_slot(g, so->op) : -1;
     for (int i = 0; i < op->n_inputs; i++) {
         const ApprofTensor *it = &g->tensors[op->inputs[i]];
