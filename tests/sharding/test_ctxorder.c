@@ -29,24 +29,6 @@
 #include "stage.h"
 #include "zoo_fixture.h"
 
-typedef struct {
-    ApprofLayering l;
-    int begin[2], end[2];
-    ApprofHardwareSpec hw;
-} Setup;
-
-static void setup(Setup *s, const ApprofGraph *g)
-{
-    memset(s, 0, sizeof *s);
-    s->begin[0] = 0;
-    s->end[0] = s->begin[1] = (int)g->n_ops / 2;
-    s->end[1] = (int)g->n_ops;
-    s->l.n_layers = 2;
-    s->l.op_begin = s->begin;
-    s->l.op_end = s->end;
-    CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &s->hw) == 0);
-}
-
 static ApprofShardRequest request(int layer0, int layer1, int force, int level, int recompute)
 {
     ApprofShardRequest req;
@@ -88,10 +70,10 @@ static void build_range(ApprofShardContext *ctx, int r0, int r1)
 static void check_after(const int (*before)[2], int n, int r0, int r1)
 {
     ApprofGraph *g = zoo_fixture_gpt(2);
-    Setup s;
+    ZooTwoLayers s;
     char err[256];
     int built = 0;
-    setup(&s, g);
+    zoo_fixture_two_layers(&s, g);
     ApprofShardContext *ctx = NULL;
     CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &ctx) == 0);
     for (int i = 0; i < n; i++)

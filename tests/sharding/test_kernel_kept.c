@@ -36,25 +36,6 @@
 #include "stage.h"
 #include "zoo_fixture.h"
 
-typedef struct {
-    ApprofLayering l;
-    int begin[2], end[2];
-    ApprofHardwareSpec hw;
-} Setup;
-
-/* g as two layers (its ops halved), on an A100 spec. */
-static void setup(Setup *s, const ApprofGraph *g)
-{
-    memset(s, 0, sizeof *s);
-    s->begin[0] = 0;
-    s->end[0] = s->begin[1] = (int)g->n_ops / 2;
-    s->end[1] = (int)g->n_ops;
-    s->l.n_layers = 2;
-    s->l.op_begin = s->begin;
-    s->l.op_end = s->end;
-    CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &s->hw) == 0);
-}
-
 static ApprofShardRequest request(int layer0, int layer1, int a, int b, int force, int levels,
                                   int level, int recompute)
 {
@@ -92,11 +73,11 @@ static void same_entry(const KernelEntry *x, const KernelEntry *y)
  * each strategy twice in ctx, against a fresh context's lowering. */
 static void check_mesh(const ApprofGraph *g, int a, int b, int force)
 {
-    Setup s;
+    ZooTwoLayers s;
     ApprofShardContext *ctx = NULL;
     ApprofStageProgram p;
     char err[256];
-    setup(&s, g);
+    zoo_fixture_two_layers(&s, g);
     CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &ctx) == 0);
     ApprofShardRequest req = request(0, 1, a, b, force, 1, 0, COSTDB_RECOMPUTE_NONE);
     /* a build first: the context's descriptors and memos in place */
@@ -188,9 +169,9 @@ static void test_kernels_kept(void)
 static void test_levels_same_programs(void)
 {
     ApprofGraph *g = zoo_fixture_gpt(2);
-    Setup s;
+    ZooTwoLayers s;
     char err[256];
-    setup(&s, g);
+    zoo_fixture_two_layers(&s, g);
     int ranges[3][2] = {{0, 0}, {1, 1}, {0, 1}};
     int modes[3] = {COSTDB_RECOMPUTE_NONE, COSTDB_RECOMPUTE_SELECTIVE, COSTDB_RECOMPUTE_FULL};
     int built = 0;

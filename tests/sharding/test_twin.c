@@ -30,25 +30,6 @@
 #include "stage.h"
 #include "zoo_fixture.h"
 
-typedef struct {
-    ApprofLayering l;
-    int begin[2], end[2];
-    ApprofHardwareSpec hw;
-} Setup;
-
-/* g as two layers (its ops halved), on an A100 spec. */
-static void setup(Setup *s, const ApprofGraph *g)
-{
-    memset(s, 0, sizeof *s);
-    s->begin[0] = 0;
-    s->end[0] = s->begin[1] = (int)g->n_ops / 2;
-    s->end[1] = (int)g->n_ops;
-    s->l.n_layers = 2;
-    s->l.op_begin = s->begin;
-    s->l.op_end = s->end;
-    CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &s->hw) == 0);
-}
-
 static ApprofShardRequest request(int gpus, int layer, int force, int levels, int recompute,
                                   int zero, unsigned family)
 {
@@ -95,12 +76,12 @@ static int holds(const ApprofStageProgram *d, const ApprofStageProgram *f)
 static int check_twin(const ApprofGraph *g, int gpus, int layer, int levels, int recompute,
                       unsigned ffamily, unsigned family)
 {
-    Setup s;
+    ZooTwoLayers s;
     ApprofShardContext *ctx = NULL, *fresh = NULL;
     ApprofStageProgram f, t, u, dt, du;
     ApprofPriceMemo *memo = NULL;
     char e1[256] = "", e2[256] = "";
-    setup(&s, g);
+    zoo_fixture_two_layers(&s, g);
     memset(&f, 0, sizeof f);
     memset(&t, 0, sizeof t);
     memset(&u, 0, sizeof u);

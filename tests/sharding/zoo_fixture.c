@@ -139,3 +139,15 @@ void zoo_fixture_same_program(const ApprofStageProgram *d, const ApprofStageProg
         CU_ASSERT_STRING_EQUAL(x->spec, y->spec);
     }
 }
+
+void zoo_fixture_two_layers(ZooTwoLayers *s, const ApprofGraph *g)
+{
+    memset(s, 0, sizeof *s);
+    s->begin[0] = 0;
+    s->end[0] = s->begin[1] = (int)g->n_ops / 2;
+    s->end[1] = (int)g->n_ops;
+    s->l.n_layers = 2;
+    s->l.op_begin = s->begin;
+    s->l.op_end = s->end;
+    CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &s->hw) == 0);
+}

@@ -36,6 +36,17 @@ ApprofGraph *zoo_fixture_fp8_gpt_layer(void);
 int zoo_fixture_shard_whole(const ApprofGraph *g, const ApprofHardwareSpec *hw, int gpus,
                             int recompute, int zero, ApprofStageProgram *p);
 
+/* A graph as two layers (its ops halved) on an A100 spec: the layering
+ * and hardware the sharding requests of several tests read. */
+typedef struct {
+    ApprofLayering l;
+    int begin[2], end[2];
+    ApprofHardwareSpec hw;
+} ZooTwoLayers;
+
+/* s set for g (a CUnit fatal assertion when the A100 spec is missing). */
+void zoo_fixture_two_layers(ZooTwoLayers *s, const ApprofGraph *g);
+
 /* x and y have the same bits (a CUnit assertion). */
 void zoo_fixture_same_bits(double x, double y);
 
