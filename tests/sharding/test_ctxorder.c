@@ -71,7 +71,6 @@ static void check_after(const int (*before)[2], int n, int r0, int r1)
 {
     ApprofGraph *g = zoo_fixture_gpt(2);
     ZooTwoLayers s;
-    char err[256];
     int built = 0;
     zoo_fixture_two_layers(&s, g);
     ApprofShardContext *ctx = NULL;
@@ -82,20 +81,7 @@ static void check_after(const int (*before)[2], int n, int r0, int r1)
         for (int lvl = 0; lvl < 3; lvl++)
             for (int m = 0; m < 3; m++) {
                 ApprofShardRequest req = request(r0, r1, force, lvl, modes[m]);
-                ApprofShardContext *fresh = NULL;
-                ApprofStageProgram p, q;
-                memset(&p, 0, sizeof p);
-                memset(&q, 0, sizeof q);
-                CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &fresh) == 0);
-                int rc = approf_shard_stage(ctx, &req, &p, err, sizeof err);
-                CU_ASSERT_EQUAL(rc, approf_shard_stage(fresh, &req, &q, err, sizeof err));
-                if (!rc) {
-                    built++;
-                    zoo_fixture_same_program(&p, &q, 1);
-                }
-                approf_stage_program_clear(&p);
-                approf_stage_program_clear(&q);
-                approf_shard_context_free(&fresh);
+                built += zoo_fixture_same_as_fresh(ctx, g, &s, &req);
             }
     CU_ASSERT(built >= 2 * 2 * 3); /* two levels at least, forced and not */
     approf_shard_context_free(&ctx);

@@ -170,7 +170,6 @@ static void test_levels_same_programs(void)
 {
     ApprofGraph *g = zoo_fixture_gpt(2);
     ZooTwoLayers s;
-    char err[256];
     zoo_fixture_two_layers(&s, g);
     int ranges[3][2] = {{0, 0}, {1, 1}, {0, 1}};
     int modes[3] = {COSTDB_RECOMPUTE_NONE, COSTDB_RECOMPUTE_SELECTIVE, COSTDB_RECOMPUTE_FULL};
@@ -183,22 +182,7 @@ static void test_levels_same_programs(void)
                 for (int m = 0; m < 3; m++) {
                     ApprofShardRequest req =
                         request(ranges[r][0], ranges[r][1], 4, 1, force, 3, lvl, modes[m]);
-                    ApprofShardContext *fresh = NULL;
-                    ApprofStageProgram p, q;
-                    memset(&p, 0, sizeof p);
-                    memset(&q, 0, sizeof q);
-                    CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &fresh) == 0);
-                    /* a level past the stage's Pareto set: the same
-                     * refusal from both */
-                    int rc = approf_shard_stage(ctx, &req, &p, err, sizeof err);
-                    CU_ASSERT_EQUAL(rc, approf_shard_stage(fresh, &req, &q, err, sizeof err));
-                    if (!rc) {
-                        built++;
-                        zoo_fixture_same_program(&p, &q, 1);
-                    }
-                    approf_stage_program_clear(&p);
-                    approf_stage_program_clear(&q);
-                    approf_shard_context_free(&fresh);
+                    built += zoo_fixture_same_as_fresh(ctx, g, &s, &req);
                 }
         approf_shard_context_free(&ctx);
     }

@@ -151,3 +151,26 @@ void zoo_fixture_two_layers(ZooTwoLayers *s, const ApprofGraph *g)
     s->l.op_end = s->end;
     CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &s->hw) == 0);
 }
+
+int zoo_fixture_same_as_fresh(ApprofShardContext *ctx, const ApprofGraph *g,
+                              const ZooTwoLayers *s, const ApprofShardRequest *req)
+{
+    ApprofShardContext *fresh = NULL;
+    ApprofStageProgram p, q;
+    char err[256];
+    int rc, built = 0;
+    memset(&p, 0, sizeof p);
+    memset(&q, 0, sizeof q);
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &s->l, &s->hw, 4, &fresh) == 0);
+    /* a level past the stage's Pareto set: the same refusal from both */
+    rc = approf_shard_stage(ctx, req, &p, err, sizeof err);
+    CU_ASSERT_EQUAL(rc, approf_shard_stage(fresh, req, &q, err, sizeof err));
+    if (!rc) {
+        built = 1;
+        zoo_fixture_same_program(&p, &q, 1);
+    }
+    approf_stage_program_clear(&p);
+    approf_stage_program_clear(&q);
+    approf_shard_context_free(&fresh);
+    return built;
+}

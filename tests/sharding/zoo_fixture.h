@@ -9,6 +9,7 @@
 #include "graph.h"
 #include "model/zoo.h"
 #include "hardware.h"
+#include "sharding/sharding.h"
 #include "stage.h"
 
 /* The zoo's model `model` at options o; a CUnit fatal assertion (after
@@ -46,6 +47,12 @@ typedef struct {
 
 /* s set for g (a CUnit fatal assertion when the A100 spec is missing). */
 void zoo_fixture_two_layers(ZooTwoLayers *s, const ApprofGraph *g);
+
+/* req asked of ctx and of a fresh context on s (CUnit assertions): the
+ * same code, and when both build, the same program
+ * (zoo_fixture_same_program with placements). 1 when they built. */
+int zoo_fixture_same_as_fresh(ApprofShardContext *ctx, const ApprofGraph *g,
+                              const ZooTwoLayers *s, const ApprofShardRequest *req);
 
 /* x and y have the same bits (a CUnit assertion). */
 void zoo_fixture_same_bits(double x, double y);
