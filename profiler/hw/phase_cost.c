@@ -392,11 +392,11 @@ static inline double price_memo_kernel(ApprofPriceMemo *m, const ApprofHardwareS
     uint64_t f, b, h;
     if (!m)
         return approf_kernel_seconds(hw, k);
-    if (k->kind > APPROF_K_CONV_BWD_FILTER && k->loss) {
-        m->kern_priced++; /* a cross-entropy's: not kept */
-        return approf_kernel_seconds(hw, k);
-    }
     if (k->kind > APPROF_K_CONV_BWD_FILTER) {
+        if (k->loss) {
+            m->kern_priced++; /* a cross-entropy's: not kept */
+            return approf_kernel_seconds(hw, k);
+        }
         /* memory bound (PriceMemoStream) */
         uint64_t kind = (uint64_t)(unsigned)k->kind + 1;
         memcpy(&b, &k->bytes, sizeof b);
@@ -425,26 +425,88 @@ static void coll_run(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
                      const ApprofStageProgram *p, int ph, size_t from, size_t to, int ng,
                      double *win, CollRun *r)
 {
-    for (size_t i = from; i < to; i++) {
-        const ApprofCollective *cl = &p->colls[ph][i];
+    /* the sums in locals and the spec's switches read once: r and win
+     * are doubles both, so the compiler would otherwise store r's sums
+     * and read them back at each collective (the same additions in the
+     * same order; issue 38, pricecost) */
+    const ApprofCollective *cl = p->colls[ph] + from, *end = p->colls[ph] + to;
+    double t = r->t, colls = r->colls, slowed = r->slowed, exposed = r->exposed,
+           async_hidden = r->async_hidden;
+    int z3_overlapped = hw->zero3_schedule > APPROF_ZERO3_SERIAL, ub = hw->tp_comm_overlap > 0;
+    for (; cl < end; cl++) {
         double c;
-        if (cl->zero3_unit > 0 && hw->zero3_schedule > APPROF_ZERO3_SERIAL)
+        if (cl->zero3_unit > 0 && z3_overlapped)
             continue; /* overlapped with compute: approf_zero3_exposed below */
         c = m ? price_memo_coll(m, hw, cl) : approf_collective_cost(hw, cl);
-        r->t += c;
+        t += c;
         if (cl->blocking)
             continue; /* issued between modules, beside no GEMM (stage.h) */
-        r->colls += c;
-        if (hw->tp_comm_overlap > 0)
-            ub_account(hw, cl, ph, c, &r->slowed, &r->exposed);
+        colls += c;
+        if (ub)
+            ub_account(hw, cl, ph, c, &slowed, &exposed);
         if (cl->async_group > 0 && cl->async_group <= ng) {
             /* issued asynchronously, waited for after the GEMM it runs
              * under: hidden as far as that GEMM (with the others of its
              * group not yet used) lasts */
-            r->async_hidden += approf_async_hidden(
+            async_hidden += approf_async_hidden(
                 hw, c, &win[2 * cl->async_group + (cl->async_wgrad ? 1 : 0)]);
         }
     }
+    r->t = t;
+    r->colls = colls;
+    r->slowed = slowed;
+    r->exposed = exposed;
+    r->async_hidden = async_hidden;
+}
+
+/* What the kernel loop of approf_phase_price_memo sums, in kernel order:
+ * the phase's seconds, its GEMMs', its weight-gradient kernels' and the
+ * embedding gradient's elements (ApprofPhasePrice). */
+typedef struct {
+    double t, gemm, wgrad, emb;
+} KernelSums;
+
+/* Kernels ks[0 .. n) added onto s in order, and onto the async windows
+ * win of ng groups: one plain array, its sums in locals (issue 38,
+ * pricecost: the loop over approf_phase_kernel's head-or-own choice and a
+ * test for the kept prefix's end at every kernel cost about a fifth of
+ * the walk). */
+static void kernel_span(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
+                        const ApprofKernel *ks, size_t n, int ng, double *win, KernelSums *s)
+{
+    double t = s->t, gemm = s->gemm, wgrad = s->wgrad, emb = s->emb;
+    for (const ApprofKernel *kr = ks, *end = ks + n; kr < end; kr++) {
+        double k = price_memo_kernel(m, hw, kr);
+        t += k;
+        if (kr->kind == APPROF_K_GEMM)
+            gemm += k;
+        else if (approf_kernel_is_embedding_grad(kr))
+            emb += (double)kr->extent * (double)kr->cols;
+        if (kr->wgrad)
+            wgrad += k;
+        if (ng > 0 && kr->async_group > 0 && kr->async_group <= ng)
+            win[2 * kr->async_group + (kr->async_wgrad ? 1 : 0)] += k;
+    }
+    s->t = t;
+    s->gemm = gemm;
+    s->wgrad = wgrad;
+    s->emb = emb;
+}
+
+/* Kernels [from, to) of p's phase ph (approf_phase_kernel: the head's,
+ * then the phase's own) added onto s in order (kernel_span). */
+static void kernel_range(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
+                         const ApprofStageProgram *p, int ph, size_t from, size_t to, int ng,
+                         double *win, KernelSums *s)
+{
+    size_t h = p->n_kernel_head[ph];
+    if (from < h) {
+        size_t stop = to < h ? to : h;
+        kernel_span(m, hw, p->kernel_head[ph] + from, stop - from, ng, win, s);
+        from = stop;
+    }
+    if (from < to)
+        kernel_span(m, hw, p->kernels[ph] + (from - h), to - from, ng, win, s);
 }
 
 /* The kept run of prefix id's first n collectives from kernels' seconds
@@ -551,20 +613,20 @@ double approf_phase_price_memo(const ApprofHardwareSpec *hw, const ApprofStagePr
             memcpy(win, pre->win, 2 * ((size_t)ng + 1) * sizeof *win);
         from = mark;
     }
-    for (size_t i = from; !kept && i < nk; i++) {
-        const ApprofKernel *kr = approf_phase_kernel(p, ph, i);
-        double k = price_memo_kernel(m, hw, kr);
-        t += k;
-        if (kr->kind == APPROF_K_GEMM)
-            gemm += k;
-        else if (approf_kernel_is_embedding_grad(kr))
-            emb += (double)kr->extent * (double)kr->cols;
-        if (kr->wgrad)
-            wgrad += k;
-        if (kr->async_group > 0 && kr->async_group <= ng)
-            win[2 * kr->async_group + (kr->async_wgrad ? 1 : 0)] += k;
-        if (i + 1 == mark && !pre)
-            price_memo_keep_sum(m, mid, mark, ng, t, gemm, wgrad, emb, win);
+    if (!kept) {
+        /* in kernel order; the sums up to a head's end kept on the way
+         * when they were not found (price_memo_keep_sum) */
+        KernelSums ks = {t, gemm, wgrad, emb};
+        if (mark && !pre) {
+            kernel_range(m, hw, p, ph, from, mark, ng, win, &ks);
+            price_memo_keep_sum(m, mid, mark, ng, ks.t, ks.gemm, ks.wgrad, ks.emb, win);
+            from = mark;
+        }
+        kernel_range(m, hw, p, ph, from, nk, ng, win, &ks);
+        t = ks.t;
+        gemm = ks.gemm;
+        wgrad = ks.wgrad;
+        emb = ks.emb;
     }
     if (!kept && id)
         price_memo_keep_sum(m, id, nk, ng, t, gemm, wgrad, emb, win);
