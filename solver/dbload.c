@@ -34,7 +34,7 @@ static int entry_ok(const CostdbStageCost *e)
  * second thread makes the problem's tables (apsolve_problem_new: about
  * 0.25 GB on the 126-layer 405B file, every page of the filled ones
  * written) while the calling one reads the sweep's cost rows, which come
- * before the first entry (costdb_stage_pairs); then it writes the entries
+ * before the first entry (costdb_stage_pair_runs); then it writes the entries
  * that fit (put_ok: the cost, phase, memory and apply tables, whose pages
  * it faults in) from batches the walk hands over in its order, while the
  * walk goes on and puts the out-of-memory entries (put_unfit: the unfit
@@ -200,8 +200,8 @@ static int load_end(LoadJob *j)
     return j->rc ? j->rc : j->put_rc;
 }
 
-/* The entries come in pairs of phases (costdb_stage_pairs), the configs
- * of one (i, j, s) one after the other: its first cell and whether the
+/* The entries come in runs of pairs of phases (costdb_stage_pair_runs),
+ * the configs of one (i, j, s) one after the other: its first cell and whether the
  * problem has it are kept for the next entry. */
 typedef struct LoadCtx {
     LoadJob *job; /* p's maker, and the writer of the entries that fit */
@@ -298,13 +298,26 @@ static int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
     return rc != APSOLVE_OK ? rc : apsolve_memory_put(p, idx, &m);
 }
 
-/* Entry e from its forward (ph0) and backward (ph1) phases. */
-static int put_entry(void *ctx, const CostdbStageKey *e, const CostdbStageCost *ph0,
-                     const CostdbStageCost *ph1)
+/* Entry idx from its forward (ph0) and backward (ph1) phases. */
+static void put_entry(LoadCtx *c, ApsolveProblem *p, size_t idx, const CostdbStageCost *ph0,
+                      const CostdbStageCost *ph1)
+{
+    if (!entry_ok(ph0) || !entry_ok(ph1)) {
+        put_unfit(c, idx, ph0, ph1);
+        return; /* non-finite or negative: stays +inf */
+    }
+    load_ok(c->job, p, idx, ph0, ph1);
+}
+
+/* A run of entries (costdb_stage_pair_runs: one range and submesh, configs
+ * e->config_index .. + n - 1), in order; the cell of the run's first
+ * config found once. */
+static int put_run(void *ctx, const CostdbStageKey *e, int n, const CostdbStageCost *const *fwd,
+                   const CostdbStageCost *const *bwd)
 {
     LoadCtx *c = ctx;
     ApsolveProblem *p;
-    size_t idx;
+    int lo = 0, hi = n;
     if (!c->p) { /* the first entry: the tables made (LoadJob) */
         if (load_tables(c->job) != APSOLVE_OK)
             return 1; /* ends the walk; the caller reports the tables' status */
@@ -319,14 +332,16 @@ static int put_entry(void *ctx, const CostdbStageKey *e, const CostdbStageCost *
                 c->s < p->num_submeshes;
         c->base = c->in ? apsolve_index(p, c->i, c->j, c->s, 0) : 0;
     }
-    if (!c->in || e->config_index < 0 || e->config_index >= p->num_configs)
+    if (!c->in)
         return 0; /* outside the sweep's enumeration: ignored */
-    idx = c->base + (size_t)e->config_index;
-    if (!entry_ok(ph0) || !entry_ok(ph1)) {
-        put_unfit(c, idx, ph0, ph1);
-        return 0; /* non-finite or negative: stays +inf */
-    }
-    load_ok(c->job, p, idx, ph0, ph1);
+    /* the configs within 0 .. num_configs - 1 (others ignored) */
+    if (e->config_index < 0)
+        lo = -e->config_index < n ? -e->config_index : n;
+    if (e->config_index > p->num_configs - n)
+        hi = p->num_configs - e->config_index > lo ? p->num_configs - e->config_index : lo;
+    for (int k = lo; k < hi; k++)
+        if (fwd[k])
+            put_entry(c, p, c->base + (size_t)(e->config_index + k), fwd[k], bwd[k]);
     return 0;
 }
 
@@ -397,7 +412,7 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
     lc.opt = opt;
     lc.i = -1;
     load_start(&job, opt->load_threads);
-    rc = costdb_stage_pairs(db, sweep_id, put_entry, &lc);
+    rc = costdb_stage_pair_runs(db, sweep_id, put_run, &lc);
     e = load_end(&job);
     p = job.p;
     /* the figures' last puts (out of memory: dropped, as put_unfit's) */
