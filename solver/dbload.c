@@ -70,9 +70,9 @@ typedef struct LoadJob {
     int ended;         /* no batch after those handed over */
 } LoadJob;
 
-static int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
+static inline int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
                   const CostdbStageCost *ph0, const CostdbStageCost *ph1);
-static void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
+static inline void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
                       const CostdbStageCost *ph1);
 
 /* Entry idx put: put_ok (the first failure kept, the entries that fit
@@ -170,8 +170,11 @@ static void load_put(LoadJob *j, ApsolveProblem *p, size_t idx, int fit,
                      const CostdbStageCost *ph0, const CostdbStageCost *ph1)
 {
     OkEntry *e;
-    if (!j->started) {
-        put_one(j, p, idx, fit, ph0, ph1);
+    if (!j->started) { /* put_one's calls, here where the compiler inlines them */
+        if (!fit)
+            put_unfit(j->lc, idx, ph0, ph1);
+        else if (!j->put_rc)
+            j->put_rc = put_ok(j->opt, p, idx, ph0, ph1);
         return;
     }
     e = &j->buf[j->put % OK_BUFS][j->fill++];
@@ -265,7 +268,7 @@ static double phase_seconds(const CostdbStageCost *e)
 /* An entry out of memory in a phase, both phases' times known: its figures
  * in p's unfit table (apsolve_unfit_put), its cost +inf. The same memory and
  * objective rules as put_entry's. */
-static void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
+static inline void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
                       const CostdbStageCost *ph1)
 {
     ApsolveProblem *p = c->p;
@@ -297,7 +300,7 @@ static void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
 /* Entry idx, both of whose phases fit, from its forward (ph0) and
  * backward (ph1) phases: APSOLVE_OK, or APSOLVE_ENOMEM (no room for its
  * memory figures; the load fails). */
-static int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
+static inline int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
                   const CostdbStageCost *ph0, const CostdbStageCost *ph1)
 {
     ApsolveMemory m;
