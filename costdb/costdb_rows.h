@@ -72,6 +72,23 @@ typedef int (*CostdbStagePairFn)(void *ctx, const CostdbStageKey *key, const Cos
  * figures of its cost rows as read once per sweep, with no row built). */
 int costdb_stage_pairs(Costdb *db, int64_t sweep_id, CostdbStagePairFn fn, void *ctx);
 
+/* Called for a run of entries of one range and submesh: configs
+ * first->config_index .. + n - 1 in order (n >= 1), fwd[k] and bwd[k] the
+ * two phases' figures of config first->config_index + k where it has both,
+ * both NULL where it has not (the pointers good during the call only);
+ * non-zero stops the scan. */
+typedef int (*CostdbStageRunFn)(void *ctx, const CostdbStageKey *first, int n,
+                                const CostdbStageCost *const *fwd,
+                                const CostdbStageCost *const *bwd);
+
+/* costdb_stage_pairs's entries, the same read, checks and refusals, handed
+ * over in runs: an entry block's configs in one call (the 126-layer 405B
+ * file: 96,013 calls for 2,976,380 entries; docs/performance.md "apsolve's
+ * load by runs of a block's configs"), a row of stage_entry_row (or of a
+ * file before schema 14) in a run of one. A block with a slot refused hands
+ * over the run of the configs before it, then the refusal. */
+int costdb_stage_pair_runs(Costdb *db, int64_t sweep_id, CostdbStageRunFn fn, void *ctx);
+
 /* One phase's transient memory (costdb_entry_transient): its peak and
  * temp_buffer_size, and the part of the latter that scales with the
  * tokens the GPU holds (schema 17's temp_activation_size; 0: NULL, none

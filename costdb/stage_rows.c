@@ -368,8 +368,11 @@ typedef struct SlotWalk {
     int layers;
     const CdbCostTable *costs;
     CostdbStageRowFn fn;
-    CostdbStagePairFn pair;
+    CostdbStageRunFn run;
     void *ctx;
+    /* a block's figures read through the view (slot_pair), by config and
+     * phase: they live until its run is handed over */
+    CostdbStageCost own[CDB_BLOCK_CONFIGS][2];
 } SlotWalk;
 
 /* Slot k of block b: 1 with *f its figures (the cost table's, or *r's when
@@ -428,24 +431,28 @@ static int slot_row(void *ctx, const CdbBlock *b, int k, uint32_t v)
     return w->fn(w->ctx, &r);
 }
 
-/* The figures of slot k of block b when it names a cost row the fast path
- * cleared and b is within the sweep's layers (inside): slot_get's answer
- * with nothing left to check; else NULL (slot_get decides). */
-static inline const CostdbStageCost *slot_fast(const SlotWalk *w, int inside, const CdbBlock *b,
-                                               int k)
+/* The figures of a slot whose value is v when it names a cost row the fast
+ * path cleared: slot_get's answer with nothing left to check when the
+ * block is within the sweep's layers; else NULL (slot_get decides). lim:
+ * the table's ids less one (cdb_cost_table_at's bounds, 1 .. n - 1, as one
+ * unsigned compare), 0 when the block is not within the layers. */
+static inline const CostdbStageCost *slot_fast(const CostRow *rows, size_t lim, uint32_t v)
 {
-    const CostRow *c = cdb_cost_table_at(w->costs, cdb_block_slot(b, k) / 2);
-    return inside && c && c->kind == COST_OK ? &c->f : NULL;
+    size_t id = v >> 1;
+    return id - 1 < lim && rows[id].kind == COST_OK ? &rows[id].f : NULL;
 }
 
-/* costdb_stage_pairs on config k / 2 of a block whose slots are not both
- * fast: slot_get on each, in order. */
-static int slot_pair(const SlotWalk *w, const CdbBlock *b, int k, const CostdbStageKey *key)
+/* Config k / 2 of a block whose slots are not both fast: slot_get on each,
+ * in order; *f0 and *f1 its two phases' figures where both are stage rows
+ * (those read through the view in own), else both NULL. 0 or the
+ * refusal. */
+static int slot_pair(const SlotWalk *w, const CdbBlock *b, int k, CostdbStageCost own[2],
+                     const CostdbStageCost **f0, const CostdbStageCost **f1)
 {
     CostdbStageRow r[2];
-    CostdbStageCost own[2];
     const CostdbStageCost *f[2] = {NULL, NULL};
     int got[2] = {0, 0};
+    *f0 = *f1 = NULL;
     for (int h = 0; h < 2 && k + h < b->nslots; h++) {
         if ((got[h] = slot_get(w, b, k + h, &r[h], &f[h])) < 0)
             return got[h];
@@ -454,32 +461,71 @@ static int slot_pair(const SlotWalk *w, const CdbBlock *b, int k, const CostdbSt
             f[h] = &own[h];
         }
     }
-    return got[0] && got[1] ? w->pair(w->ctx, key, f[0], f[1]) : 0;
-}
-
-/* costdb_stage_pairs on a block: its configs' two slots (forward, then
- * backward) read in order, as slot_row reads them, and handed over where
- * both are stage rows. */
-static int block_pairs(void *ctx, const CdbBlock *b)
-{
-    const SlotWalk *w = ctx;
-    CostdbStageKey key = {b->start_layer, b->end_layer, b->submesh_index, 0};
-    int inside = b->end_layer < w->layers, rc;
-    for (int k = 0; k < b->nslots; k += 2) {
-        const CostdbStageCost *f0 = slot_fast(w, inside, b, k);
-        const CostdbStageCost *f1 = k + 1 < b->nslots ? slot_fast(w, inside, b, k + 1) : NULL;
-        key.config_index = b->config_block * CDB_BLOCK_CONFIGS + k / 2;
-        if ((rc = f0 && f1 ? w->pair(w->ctx, &key, f0, f1) : slot_pair(w, b, k, &key)) != 0)
-            return rc;
+    if (got[0] && got[1]) {
+        *f0 = f[0];
+        *f1 = f[1];
     }
     return 0;
 }
 
-/* costdb_stage_pairs on a stream of rows: the previous row kept and paired
- * with the next one of the same key (the rows come in key order, phase
- * last: the forward, then the backward); a lone phase is no pair. */
-typedef struct RowPairs {
+/* costdb_stage_pair_runs on a block: its configs' two slots (forward, then
+ * backward) read in order, as slot_row reads them, and handed over as one
+ * run, a config without both stage rows as NULL. A slot refused: the run
+ * of the configs before it handed over first, then the refusal (as a
+ * walk pair by pair would end). */
+static int block_pairs(void *ctx, const CdbBlock *b)
+{
+    SlotWalk *w = ctx;
+    const CostdbStageCost *f0[CDB_BLOCK_CONFIGS], *f1[CDB_BLOCK_CONFIGS];
+    CostdbStageKey key = {b->start_layer, b->end_layer, b->submesh_index,
+                          b->config_block * CDB_BLOCK_CONFIGS};
+    const CostRow *rows = (const CostRow *)(const void *)w->costs->row; /* elem: a CostRow */
+    size_t lim = b->end_layer < w->layers && w->costs->n ? w->costs->n - 1 : 0;
+    const unsigned char *s = b->costs;
+    int n = (b->nslots + 1) / 2, rc = 0, got, k;
+    for (k = 0; k < n; k++, s += 2 * CDB_SLOT_BYTES) {
+        /* both slots' values, decoded as cdb_block_slot decodes them */
+        uint32_t v0 = (uint32_t)s[0] << 16 | (uint32_t)s[1] << 8 | s[2];
+        uint32_t v1 = 2 * k + 1 < b->nslots ? (uint32_t)s[3] << 16 | (uint32_t)s[4] << 8 | s[5]
+                                            : 0;
+        f0[k] = slot_fast(rows, lim, v0);
+        f1[k] = slot_fast(rows, lim, v1);
+        if (!(f0[k] && f1[k]) && (rc = slot_pair(w, b, 2 * k, w->own[k], &f0[k], &f1[k])) < 0)
+            break;
+    }
+    if (k > 0 && (got = w->run(w->ctx, &key, k, f0, f1)) != 0)
+        return got;
+    return rc;
+}
+
+/* costdb_stage_pairs through costdb_stage_pair_runs: each run's entries
+ * handed over one by one. */
+typedef struct PairOfRun {
     CostdbStagePairFn fn;
+    void *ctx;
+} PairOfRun;
+
+static int pairs_of_run(void *ctx, const CostdbStageKey *first, int n,
+                        const CostdbStageCost *const *fwd, const CostdbStageCost *const *bwd)
+{
+    const PairOfRun *a = ctx;
+    CostdbStageKey key = *first;
+    int rc;
+    for (int k = 0; k < n; k++)
+        if (fwd[k] && bwd[k]) {
+            key.config_index = first->config_index + k;
+            if ((rc = a->fn(a->ctx, &key, fwd[k], bwd[k])) != 0)
+                return rc;
+        }
+    return 0;
+}
+
+/* costdb_stage_pair_runs on a stream of rows: the previous row kept and
+ * paired with the next one of the same key (the rows come in key order,
+ * phase last: the forward, then the backward), each pair a run of one; a
+ * lone phase is no pair. */
+typedef struct RowPairs {
+    CostdbStageRunFn fn;
     void *ctx;
     CostdbStageRow prev;
     int have_prev;
@@ -497,10 +543,11 @@ static int row_pair(void *ctx, const CostdbStageRow *r)
     if (c->have_prev && same_key(&c->prev, r)) {
         CostdbStageKey key = {r->start_layer, r->end_layer, r->submesh_index, r->config_index};
         CostdbStageCost f[2];
+        const CostdbStageCost *fwd = &f[0], *bwd = &f[1];
         row_figures(&f[0], &c->prev);
         row_figures(&f[1], r);
         c->have_prev = 0;
-        return c->fn(c->ctx, &key, &f[0], &f[1]);
+        return c->fn(c->ctx, &key, 1, &fwd, &bwd);
     }
     c->prev = *r;
     c->have_prev = 1;
@@ -528,19 +575,19 @@ out:
     return rc;
 }
 
-/* costdb_stage_rows (pair NULL) or costdb_stage_pairs (pair set, fn
+/* costdb_stage_rows (run NULL) or costdb_stage_pair_runs (run set, fn
  * unused). */
-static int stage_walk(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, CostdbStagePairFn pair,
+static int stage_walk(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, CostdbStageRunFn run,
                       void *ctx)
 {
     sqlite3_stmt *st = NULL;
     CostdbStageRow r;
     CdbCostTable costs;
-    RowPairs rp = {pair, ctx, {0}, 0};
+    RowPairs rp = {run, ctx, {0}, 0};
     int rc, fast, layers = COSTDB_MAX_LAYERS;
-    if (!db || !(fn || pair))
+    if (!db || !(fn || run))
         return COSTDB_EINVAL;
-    if (pair) { /* the row paths: rows paired as they come */
+    if (run) { /* the row paths: rows paired as they come */
         fn = row_pair;
         ctx = &rp;
     }
@@ -553,10 +600,15 @@ static int stage_walk(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, CostdbS
     /* schema 14: entries in blocks only (approf's writer), else every
      * entry through the view stage_entry in key order */
     if (db->version >= 14 && (rc = cdb_entry_rows_any(db, sweep_id)) <= 0) {
-        SlotWalk w = {db, sweep_id, layers, &costs, fn, pair, pair ? rp.ctx : ctx};
-        if (rc == 0)
-            rc = pair ? cdb_entry_blocks_each(db, sweep_id, block_pairs, &w)
-                      : cdb_entry_blocks_walk(db, sweep_id, slot_row, &w);
+        SlotWalk *w = rc == 0 ? malloc(sizeof *w) : NULL; /* its own figures: 9 kB */
+        if (rc == 0 && !w)
+            rc = cdb_err(db, COSTDB_ENOMEM, "%s: out of memory reading stage costs", db->path);
+        if (rc == 0) {
+            *w = (SlotWalk){db, sweep_id, layers, &costs, fn, run, run ? rp.ctx : ctx, {{{0}}}};
+            rc = run ? cdb_entry_blocks_each(db, sweep_id, block_pairs, w)
+                     : cdb_entry_blocks_walk(db, sweep_id, slot_row, w);
+        }
+        free(w);
         cdb_cost_table_free(&costs);
         return rc;
     }
@@ -608,7 +660,13 @@ int costdb_stage_rows(Costdb *db, int64_t sweep_id, CostdbStageRowFn fn, void *c
     return fn ? stage_walk(db, sweep_id, fn, NULL, ctx) : COSTDB_EINVAL;
 }
 
-int costdb_stage_pairs(Costdb *db, int64_t sweep_id, CostdbStagePairFn fn, void *ctx)
+int costdb_stage_pair_runs(Costdb *db, int64_t sweep_id, CostdbStageRunFn fn, void *ctx)
 {
     return fn ? stage_walk(db, sweep_id, NULL, fn, ctx) : COSTDB_EINVAL;
+}
+
+int costdb_stage_pairs(Costdb *db, int64_t sweep_id, CostdbStagePairFn fn, void *ctx)
+{
+    PairOfRun a = {fn, ctx};
+    return fn ? stage_walk(db, sweep_id, NULL, pairs_of_run, &a) : COSTDB_EINVAL;
 }

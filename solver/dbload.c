@@ -34,22 +34,27 @@ static int entry_ok(const CostdbStageCost *e)
  * second thread makes the problem's tables (apsolve_problem_new: about
  * 0.25 GB on the 126-layer 405B file, every page of the filled ones
  * written) while the calling one reads the sweep's cost rows, which come
- * before the first entry (costdb_stage_pairs); then it writes the entries
- * that fit (put_ok: the cost, phase, memory and apply tables, whose pages
- * it faults in) from batches the walk hands over in its order, while the
- * walk goes on and puts the out-of-memory entries (put_unfit: the unfit
- * table alone) itself, in its order. Each table is written by one thread,
- * in the walk's order: the same problem as one thread makes. */
+ * before the first entry (costdb_stage_pair_runs); then it puts every
+ * entry, those that fit (put_ok: the cost, phase, memory and apply tables,
+ * whose pages it faults in) and those out of memory (put_unfit: the unfit
+ * table and its share), from batches the walk hands over in its order,
+ * while the walk goes on. The writer makes the same calls in the same
+ * order as the walk makes them at one thread: the same problem
+ * (docs/performance.md "apsolve's load by runs of a block's configs"). */
 enum { OK_BATCH = 4096, OK_BUFS = 4 };
 
 typedef struct OkEntry {
     size_t idx;
+    int fit; /* both phases fit: put_ok; else put_unfit */
     CostdbStageCost ph0, ph1;
 } OkEntry;
+
+typedef struct LoadCtx LoadCtx;
 
 typedef struct LoadJob {
     int L, hosts, gpus, S, C;
     const ApsolveOptions *opt;
+    LoadCtx *lc; /* put_unfit's */
     ApsolveProblem *p;
     int rc, made; /* apsolve_problem_new's status, once made */
     int put_rc;   /* APSOLVE_ENOMEM once an entry's memory figures found no room (put_ok's
@@ -65,8 +70,21 @@ typedef struct LoadJob {
     int ended;         /* no batch after those handed over */
 } LoadJob;
 
-static int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
+static inline int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
                   const CostdbStageCost *ph0, const CostdbStageCost *ph1);
+static inline void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
+                      const CostdbStageCost *ph1);
+
+/* Entry idx put: put_ok (the first failure kept, the entries that fit
+ * after it not put) or put_unfit. */
+static void put_one(LoadJob *j, ApsolveProblem *p, size_t idx, int fit, const CostdbStageCost *ph0,
+                    const CostdbStageCost *ph1)
+{
+    if (!fit)
+        put_unfit(j->lc, idx, ph0, ph1);
+    else if (!j->put_rc)
+        j->put_rc = put_ok(j->opt, p, idx, ph0, ph1);
+}
 
 static int table_make(LoadJob *j)
 {
@@ -93,8 +111,8 @@ static void *load_job(void *arg)
         b = j->buf[j->got % OK_BUFS];
         n = j->len[j->got % OK_BUFS];
         pthread_mutex_unlock(&j->mu);
-        for (size_t k = 0; k < n && !j->put_rc; k++)
-            j->put_rc = put_ok(j->opt, j->p, b[k].idx, &b[k].ph0, &b[k].ph1);
+        for (size_t k = 0; k < n; k++)
+            put_one(j, j->p, b[k].idx, b[k].fit, &b[k].ph0, &b[k].ph1);
         pthread_mutex_lock(&j->mu);
         j->got++;
         pthread_cond_broadcast(&j->cv);
@@ -145,20 +163,23 @@ static int load_tables(LoadJob *j)
     return j->rc;
 }
 
-/* Entry idx (both phases fit) written now, or handed to the second
+/* Entry idx (fit: both phases fit) put now, or handed to the second
  * thread: the batch being filled, handed over when full (then the next
  * buffer waited for). */
-static void load_ok(LoadJob *j, ApsolveProblem *p, size_t idx, const CostdbStageCost *ph0,
-                    const CostdbStageCost *ph1)
+static void load_put(LoadJob *j, ApsolveProblem *p, size_t idx, int fit,
+                     const CostdbStageCost *ph0, const CostdbStageCost *ph1)
 {
     OkEntry *e;
-    if (!j->started) {
-        if (!j->put_rc)
+    if (!j->started) { /* put_one's calls, here where the compiler inlines them */
+        if (!fit)
+            put_unfit(j->lc, idx, ph0, ph1);
+        else if (!j->put_rc)
             j->put_rc = put_ok(j->opt, p, idx, ph0, ph1);
         return;
     }
     e = &j->buf[j->put % OK_BUFS][j->fill++];
     e->idx = idx;
+    e->fit = fit;
     e->ph0 = *ph0;
     e->ph1 = *ph1;
     if (j->fill < OK_BATCH)
@@ -200,18 +221,19 @@ static int load_end(LoadJob *j)
     return j->rc ? j->rc : j->put_rc;
 }
 
-/* The entries come in pairs of phases (costdb_stage_pairs), the configs
- * of one (i, j, s) one after the other: its first cell and whether the
+/* The entries come in runs of pairs of phases (costdb_stage_pair_runs),
+ * the configs of one (i, j, s) one after the other: its first cell and whether the
  * problem has it are kept for the next entry. */
-typedef struct LoadCtx {
+struct LoadCtx {
     LoadJob *job; /* p's maker, and the writer of the entries that fit */
     ApsolveProblem *p;
     const ApsolveOptions *opt;
     int i, j, s;  /* the range and submesh of base; i = -1: none yet */
     int in;       /* 0 <= i <= j < L and 0 <= s < S */
     size_t base;  /* apsolve_index(p, i, j, s, 0) where in */
-    ApsolveUnfitShare share; /* the out-of-memory figures held, each once */
-} LoadCtx;
+    ApsolveUnfitShare share; /* the out-of-memory figures held, each once (put_unfit's, on
+                              * the thread that puts the entries) */
+};
 
 /* The memory and apply seconds of an entry from its two phases. */
 static void entry_figures(const ApsolveOptions *opt, const CostdbStageCost *ph0,
@@ -246,7 +268,7 @@ static double phase_seconds(const CostdbStageCost *e)
 /* An entry out of memory in a phase, both phases' times known: its figures
  * in p's unfit table (apsolve_unfit_put), its cost +inf. The same memory and
  * objective rules as put_entry's. */
-static void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
+static inline void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
                       const CostdbStageCost *ph1)
 {
     ApsolveProblem *p = c->p;
@@ -278,7 +300,7 @@ static void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
 /* Entry idx, both of whose phases fit, from its forward (ph0) and
  * backward (ph1) phases: APSOLVE_OK, or APSOLVE_ENOMEM (no room for its
  * memory figures; the load fails). */
-static int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
+static inline int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
                   const CostdbStageCost *ph0, const CostdbStageCost *ph1)
 {
     ApsolveMemory m;
@@ -298,13 +320,23 @@ static int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t idx,
     return rc != APSOLVE_OK ? rc : apsolve_memory_put(p, idx, &m);
 }
 
-/* Entry e from its forward (ph0) and backward (ph1) phases. */
-static int put_entry(void *ctx, const CostdbStageKey *e, const CostdbStageCost *ph0,
-                     const CostdbStageCost *ph1)
+/* Entry idx from its forward (ph0) and backward (ph1) phases. */
+static void put_entry(LoadCtx *c, ApsolveProblem *p, size_t idx, const CostdbStageCost *ph0,
+                      const CostdbStageCost *ph1)
+{
+    /* not both finite and >= 0: put_unfit's (the cell stays +inf) */
+    load_put(c->job, p, idx, entry_ok(ph0) && entry_ok(ph1), ph0, ph1);
+}
+
+/* A run of entries (costdb_stage_pair_runs: one range and submesh, configs
+ * e->config_index .. + n - 1), in order; the cell of the run's first
+ * config found once. */
+static int put_run(void *ctx, const CostdbStageKey *e, int n, const CostdbStageCost *const *fwd,
+                   const CostdbStageCost *const *bwd)
 {
     LoadCtx *c = ctx;
     ApsolveProblem *p;
-    size_t idx;
+    int lo = 0, hi = n;
     if (!c->p) { /* the first entry: the tables made (LoadJob) */
         if (load_tables(c->job) != APSOLVE_OK)
             return 1; /* ends the walk; the caller reports the tables' status */
@@ -319,14 +351,16 @@ static int put_entry(void *ctx, const CostdbStageKey *e, const CostdbStageCost *
                 c->s < p->num_submeshes;
         c->base = c->in ? apsolve_index(p, c->i, c->j, c->s, 0) : 0;
     }
-    if (!c->in || e->config_index < 0 || e->config_index >= p->num_configs)
+    if (!c->in)
         return 0; /* outside the sweep's enumeration: ignored */
-    idx = c->base + (size_t)e->config_index;
-    if (!entry_ok(ph0) || !entry_ok(ph1)) {
-        put_unfit(c, idx, ph0, ph1);
-        return 0; /* non-finite or negative: stays +inf */
-    }
-    load_ok(c->job, p, idx, ph0, ph1);
+    /* the configs within 0 .. num_configs - 1 (others ignored) */
+    if (e->config_index < 0)
+        lo = -e->config_index < n ? -e->config_index : n;
+    if (e->config_index > p->num_configs - n)
+        hi = p->num_configs - e->config_index > lo ? p->num_configs - e->config_index : lo;
+    for (int k = lo; k < hi; k++)
+        if (fwd[k])
+            put_entry(c, p, c->base + (size_t)(e->config_index + k), fwd[k], bwd[k]);
     return 0;
 }
 
@@ -395,9 +429,10 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
     memset(&lc, 0, sizeof lc);
     lc.job = &job;
     lc.opt = opt;
+    job.lc = &lc;
     lc.i = -1;
     load_start(&job, opt->load_threads);
-    rc = costdb_stage_pairs(db, sweep_id, put_entry, &lc);
+    rc = costdb_stage_pair_runs(db, sweep_id, put_run, &lc);
     e = load_end(&job);
     p = job.p;
     /* the figures' last puts (out of memory: dropped, as put_unfit's) */
