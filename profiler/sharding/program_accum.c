@@ -9,6 +9,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,7 +123,7 @@ int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProg
     enum { ACCUM_SEEN = 8 };
     ApprofKernel seen_k[ACCUM_SEEN];
     ApprofHash128 seen_d[ACCUM_SEEN];
-    double seen_e[ACCUM_SEEN];
+    uint64_t seen_e[ACCUM_SEEN]; /* the elements' bits */
     int n_seen = 0, next = 0;
     /* with the build's table, only its ops with parameters
      * (shard_param_ops_index): any other's add has 0 elements, none */
@@ -135,7 +136,7 @@ int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProg
      * shard_push_kernels keeps it) */
     if (n > 0 && (rc = shard_reserve_kernels(p, 1, cap, dig, (size_t)n)))
         return rc;
-    for (int j = 0; j < n && !rc; j++) {
+    for (int j = 0; j < n; j++) {
         int o = tab ? st->param_ops[j] : st->op_begin + j;
         double elems = (tab ? tab[o - st->op_begin] : shard_op_param_bytes_of(st, ti, o)) / gw *
                        share;
@@ -145,18 +146,29 @@ int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProg
             elems -= fuse_grad_accum(p, dig, o, elems, 2.0 * aw - gw);
         if (!(elems >= 1.0))
             continue;
+        uint64_t bits;
+        memcpy(&bits, &elems, sizeof bits);
         int i = 0;
-        while (i < n_seen && memcmp(&seen_e[i], &elems, sizeof elems))
+        while (i < n_seen && seen_e[i] != bits)
             i++;
         if (i == n_seen) {
             i = n_seen < ACCUM_SEEN ? n_seen++ : next;
             next = (i + 1) % ACCUM_SEEN;
-            seen_e[i] = elems;
+            seen_e[i] = bits;
             shard_grad_accum_kernel(st, elems, &seen_k[i]);
             seen_d[i] = shard_kernel_digest(&seen_k[i]);
         }
-        rc = shard_push_kernels(p, 1, cap, dig, &seen_k[i], &seen_d[i], 1, o);
+        /* pushed as shard_push_kernels pushes a run of one (op set, not
+         * async), written in the room reserved above: no call, no test
+         * of the room per add */
+        size_t at = p->n_kernels[1];
+        ApprofKernel *to = &p->kernels[1][at];
+        *to = seen_k[i];
+        to->op = o;
+        to->async_group = to->async_wgrad = 0;
+        dig[1][at] = seen_d[i];
+        p->n_kernels[1] = at + 1;
     }
-    return rc;
+    return 0;
 }
 

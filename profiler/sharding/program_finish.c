@@ -7,7 +7,6 @@
  * Moved out of program.c as it was.
  */
 #include <stdint.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "hash.h"
@@ -98,14 +97,22 @@ static ApprofHash128 kernel_list(const ApprofStageProgram *p, int ph, const Appr
 
 /* One collective into a digest: the state is a local copy, kept in
  * registers (through *h the compiler must store it after each word, as
- * it may alias the collective) and inlined into its loops. */
+ * it may alias the collective) and inlined into its loops. Its four int
+ * fields go two to a word (each as its 32 bits: the pair is the word, so
+ * no two collectives that differ in them share it) and its bytes in a
+ * third, at a fixed count: three steps of the hash where the five words
+ * of a byte string and its tail took six (lvlends2; the signature is an
+ * in-memory key, hash.h). */
 static inline void coll_word(ApprofHash128 *h, const ApprofStageProgram *p,
                              const ApprofCollective *c)
 {
     ApprofHash128 s = *h;
-    int64_t w[5] = {c->kind, c->axes, c->group_size, c->crosses_hosts, 0};
-    memcpy(&w[4], &c->bytes, sizeof(double));
-    approf_hash128_update(&s, w, sizeof(w));
+    uint64_t bytes;
+    memcpy(&bytes, &c->bytes, sizeof bytes);
+    approf_hash128_word(&s, (uint64_t)(uint32_t)c->kind | (uint64_t)(uint32_t)c->axes << 32);
+    approf_hash128_word(&s, (uint64_t)(uint32_t)c->group_size |
+                                (uint64_t)(uint32_t)c->crosses_hosts << 32);
+    approf_hash128_word(&s, bytes);
     if (c->async_group)
         approf_hash128_word(&s, (uint64_t)c->async_group * 2 + (uint64_t)c->async_wgrad);
     if (c->blocking)
@@ -221,8 +228,16 @@ void shard_sign_program(ApprofStageProgram *p)
                       (int64_t)p->signature_body[1]};
     memcpy(&hdr[6], &p->ilp_objective, sizeof(double));
     approf_hash128_update(&h, hdr, sizeof(hdr));
-    snprintf(p->signature, sizeof(p->signature), "%016llx%016llx", (unsigned long long)h.a,
-             (unsigned long long)h.b);
+    /* the text snprintf's "%016llx%016llx" writes (32 lower-case hex
+     * digits and the NUL), digit by digit: a tenth of snprintf's
+     * instructions, once per program (callgrind) */
+    static const char hex[] = "0123456789abcdef";
+    _Static_assert(sizeof p->signature > 32, "a signature holds 32 digits and the NUL");
+    for (int i = 15; i >= 0; i--) {
+        p->signature[i] = hex[(h.a >> (4 * (15 - i))) & 15];
+        p->signature[16 + i] = hex[(h.b >> (4 * (15 - i))) & 15];
+    }
+    p->signature[32] = '\0';
 }
 
 /* The end of a stage program (program_int.h): with the build's ended

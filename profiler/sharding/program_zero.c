@@ -210,19 +210,31 @@ static int push_module_colls(const ZeroModules *zm, ApprofStageProgram *p, int p
                              const ApprofCollective *c, double S)
 {
     double total = zm->total;
-    int rc = 0;
     if (!(total > 0.0)) {
         ApprofCollective one = *c;
         one.bytes = S;
         return shard_push_coll(p, ph, cap, &one);
     }
-    for (int i = 0; i < zm->n && !rc; i++) {
-        double sum = c->kind == APPROF_COLL_ALL_GATHER ? zm->gathered[i] : zm->own[i];
-        ApprofCollective m = *c;
-        m.bytes = S * (sum / total);
-        rc = shard_push_coll(p, ph, cap, &m);
+    /* shard_push_coll's test, of the group here once (the same for every
+     * module) and of each module's bytes below; room for every module
+     * made once, and each written in place: the same collectives in the
+     * same order as pushed one at a time */
+    if (c->group_size <= 1 || !zm->n)
+        return 0;
+    size_t at = p->n_colls[ph];
+    if (at + (size_t)zm->n > *cap && UTIL_GROW(p->colls[ph], *cap, at + (size_t)zm->n) < 0)
+        return APPROF_ENOMEM;
+    const double *sums = c->kind == APPROF_COLL_ALL_GATHER ? zm->gathered : zm->own;
+    ApprofCollective *to = p->colls[ph];
+    for (int i = 0; i < zm->n; i++) {
+        double bytes = S * (sums[i] / total);
+        if (!(bytes > 0))
+            continue;
+        to[at] = *c;
+        to[at++].bytes = bytes;
     }
-    return rc;
+    p->n_colls[ph] = at;
+    return 0;
 }
 
 /* Appends the n collectives at src to phase ph's (a run pushed before,
