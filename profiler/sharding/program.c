@@ -45,11 +45,12 @@ static int find_use(const TInfo *t, ShardLayout lc, const int partial[2])
     return u;
 }
 
-/* Consumer o's backward reads input slot i (bit APPROF_SAVED_INPUT(i) of
- * the mask) again from the shard kept in the forward (so a gathered input is gathered again): it saves the input,
- * and the op is not rerun by recomputation, nor inside a block whose
- * forward the backward reruns (full; op, whose recomputation reruns the
- * block's gathers: shard_rerun_forward_coll). */
+/* The input slots i (bits APPROF_SAVED_INPUT(i)) that consumer o's
+ * backward reads again from the shard kept in the forward (so a gathered
+ * input is gathered again): it saves the input, and the op is not rerun
+ * by recomputation, nor inside a block whose forward the backward reruns
+ * (full; op, whose recomputation reruns the block's gathers:
+ * shard_rerun_forward_coll). */
 static unsigned rereads_inputs(const ShardStage *st, int o, const unsigned char *recomp)
 {
     if (recomp[o] || st->variant.recompute == COSTDB_RECOMPUTE_FULL ||
