@@ -228,6 +228,16 @@ typedef struct TwinBuild {
     ApprofStageProgram dprog[4];
 } TwinBuild;
 
+/* What the program build reads of a graph op, a function of the op and
+ * its tensors alone (not of the stage, strategy or variant): its saved
+ * mask (approf_op_saved_mask), its inputs that are parameters (bit i:
+ * input i), and of those the ones the backward reads when the op is not
+ * rerun (shard_mark_param_reads' rule). */
+typedef struct ShardOpFacts {
+    uint16_t saved;
+    uint8_t param_in, param_read;
+} ShardOpFacts;
+
 struct ApprofShardContext {
     const ApprofGraph *g;
     const ApprofLayering *l;
@@ -256,6 +266,9 @@ struct ApprofShardContext {
     /* per graph op: 1 when its name's first path component is that of
      * the op before it (shard_stage_blocks), computed once */
     unsigned char *same_prefix;
+    /* per graph op of g: what a build reads of it (ShardOpFacts), made
+     * once by the first build (shard_op_facts_make); NULL: not made */
+    ShardOpFacts *op_facts;
     ProgKeyMemo pkey[SHARD_PKEY_SLOTS];
     int pkey_next;                /* the slot the next part replaces */
     ZeroDerived *zfam;            /* SHARD_ZERO_SLOTS, allocated on first use */
@@ -384,7 +397,28 @@ static inline const KernelEntry *shard_op_kernels_at(ApprofShardContext *ctx,
  * memoised (no context, past the cap, out of memory). */
 const char *shard_spec_text(ApprofShardContext *ctx, const CostdbLayout *l, char *own,
                             size_t own_len, size_t *len, ApprofHash128 *dig);
-/* Frees every memo table of the context and what their entries hold. */
+/* Frees every memo table of the context and what their entries hold, and
+ * the per-op facts (shard_op_facts_make). */
 void shard_memos_free(ApprofShardContext *ctx);
+
+/* program_memory.c: the facts of graph op o (ShardOpFacts) worked out;
+ * and ctx->op_facts, those of every op of ctx->g, made if not made
+ * (without memory it stays NULL). */
+ShardOpFacts shard_op_facts_of(const ApprofGraph *g, int o);
+void shard_op_facts_make(ApprofShardContext *ctx);
+/* The facts of graph op o of st: the context's table where it was made
+ * for st's graph, else worked out again. */
+static inline ShardOpFacts shard_op_facts(const ShardStage *st, int o)
+{
+    const ApprofShardContext *ctx = st->ctx;
+    if (ctx && ctx->op_facts && ctx->g == st->g)
+        return ctx->op_facts[o];
+    return shard_op_facts_of(st->g, o);
+}
+/* approf_op_saved_mask(st->g, o), through shard_op_facts. */
+static inline unsigned shard_saved_mask(const ShardStage *st, int o)
+{
+    return shard_op_facts(st, o).saved;
+}
 
 #endif

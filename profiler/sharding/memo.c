@@ -472,6 +472,8 @@ void shard_memos_free(ApprofShardContext *ctx)
     }
     FOR_USED(&ctx->spmemo, SpecEntry, e)
         free(e->text);
+    free(ctx->op_facts); /* the per-op facts (shard_op_facts_make) */
+    ctx->op_facts = NULL;
     MemoTable *all[] = {&ctx->smemo, &ctx->ememo, &ctx->kmemo, &ctx->stmemo, &ctx->spmemo};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
         free(all[i]->e);

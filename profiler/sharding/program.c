@@ -45,17 +45,20 @@ static int find_use(const TInfo *t, ShardLayout lc, const int partial[2])
     return u;
 }
 
-/* Consumer o's backward reads input slot i again from the shard kept in
- * the forward (so a gathered input is gathered again): it saves the input,
- * and the op is not rerun by recomputation, nor inside a block whose
- * forward the backward reruns (full; op, whose recomputation reruns the
- * block's gathers: shard_rerun_forward_coll). */
-static int rereads_input(const ShardStage *st, int o, int i, const unsigned char *recomp)
+/* The input slots i (bits APPROF_SAVED_INPUT(i)) that consumer o's
+ * backward reads again from the shard kept in the forward (so a gathered
+ * input is gathered again): it saves the input, and the op is not rerun
+ * by recomputation, nor inside a block whose forward the backward reruns
+ * (full; op, whose recomputation reruns the block's gathers:
+ * shard_rerun_forward_coll). */
+static unsigned rereads_inputs(const ShardStage *st, int o, const unsigned char *recomp)
 {
-    return (approf_op_saved_mask(st->g, st->ops[o].op) & APPROF_SAVED_INPUT(i)) && !recomp[o] &&
-           st->variant.recompute != COSTDB_RECOMPUTE_FULL &&
-           !(st->variant.recompute == COSTDB_RECOMPUTE_OP &&
-             shard_op_checkpointed(st->g, st->ops[o].op));
+    if (recomp[o] || st->variant.recompute == COSTDB_RECOMPUTE_FULL ||
+        (st->variant.recompute == COSTDB_RECOMPUTE_OP &&
+         shard_op_checkpointed(st->g, st->ops[o].op)))
+        return 0;
+    /* the input bits of the saved mask (APPROF_SAVED_INPUT) */
+    return shard_saved_mask(st, st->ops[o].op) & ((1u << APPROF_MAX_INPUTS) - 1);
 }
 
 /* consumer_layout of stage op o's input slot i, kept for the build (at
@@ -74,6 +77,7 @@ static void group_uses(const ShardStage *st, TInfo *ti, const unsigned char *rec
     const ApprofGraph *g = st->g;
     for (int o = 0; o < st->n_ops; o++) {
         const ApprofOp *op = &g->ops[st->ops[o].op];
+        unsigned rereads = rereads_inputs(st, o, recomp);
         for (int i = 0; i < op->n_inputs; i++) {
             TInfo *t = &ti[op->inputs[i]];
             ConsumerLayout *c = &cl[(size_t)o * APPROF_MAX_INPUTS + (size_t)i];
@@ -95,7 +99,7 @@ static void group_uses(const ShardStage *st, TInfo *ti, const unsigned char *rec
                 t->use[u].slot = i;
                 t->n_use++;
             }
-            if (rereads_input(st, o, i, recomp))
+            if (rereads & APPROF_SAVED_INPUT(i))
                 t->use[u].regather = 1;
         }
     }
@@ -106,14 +110,14 @@ static void group_uses(const ShardStage *st, TInfo *ti, const unsigned char *rec
  * 2022): the reduction of the input's gradient runs while the layer
  * computes its weight gradient, and the re-gather of a sharded input
  * while it computes the input gradient. Marks the backward GEMMs
- * [b0, b1) of linear layer o (weight w) as group g's windows: the weight
- * gradient's (its C has the weight's local elements) and the others.
+ * [b0, b1) of linear layer o as group g's windows: the weight gradient's
+ * (its C has the weight's welems local elements, worked out once per op
+ * by push_input_colls) and the others.
  * The collectives of group g are marked where they are issued; the spec's
  * tp_async_grad prices the overlap (hw/cost.c). */
-static void mark_async_gemms(ApprofStageProgram *p, const TInfo *ti, const ApprofGraph *g, int w,
-                             size_t b0, size_t b1, int group)
+static void mark_async_gemms(ApprofStageProgram *p, double welems, size_t b0, size_t b1,
+                             int group)
 {
-    double welems = ti[w].local / (double)approf_dtype_size(g->tensors[w].dtype);
     for (size_t i = b0; i < b1; i++) {
         ApprofKernel *k = &p->kernels[1][i];
         if (k->kind != APPROF_K_GEMM || k->attention)
@@ -207,7 +211,7 @@ static void note_tensors(ProgBuild *b)
             t->L = shard_out_layout(st, o, j);
             t->set = t->in_range = 1;
         }
-        unsigned saved = approf_op_saved_mask(g, so->op);
+        unsigned saved = shard_saved_mask(st, so->op);
         int fp8w = shard_fp8_linear(st, so->op);
         for (int i = 0; i < op->n_inputs; i++) {
             TInfo *t = &ti[op->inputs[i]];
@@ -380,10 +384,10 @@ static int push_reduce_colls(ProgBuild *b, int o, const ShardStrat *s)
 /* Input slot i of stage op o, produced inside the stage, wanted in layout
  * lc: one reshard per distinct layout, issued by its first consumer (its
  * backward collectives in the async group of that layout); the backward
- * GEMMs of linear layer o (weight, from bw0 on) are marked as the group's
- * windows. */
+ * GEMMs of linear layer o (weight, of welems local elements, from bw0 on)
+ * are marked as the group's windows. */
 static int reshard_input(ProgBuild *b, int o, int i, ShardLayout lc, const int partial[2],
-                         int weight, size_t bw0)
+                         int weight, double welems, size_t bw0)
 {
     const ShardStage *st = b->st;
     const ApprofGraph *g = st->g;
@@ -400,11 +404,11 @@ static int reshard_input(ProgBuild *b, int o, int i, ShardLayout lc, const int p
             ti[tix].use[u].async_group = ++b->async_groups;
         group = ti[tix].use[u].async_group;
     } else {
-        regather = rereads_input(st, o, i, b->recomp);
+        regather = (rereads_inputs(st, o, b->recomp) & APPROF_SAVED_INPUT(i)) != 0;
         group = b->async ? ++b->async_groups : 0;
     }
     if (weight >= 0 && tix != weight)
-        mark_async_gemms(p, ti, g, weight, bw0, p->n_kernels[1], group);
+        mark_async_gemms(p, welems, bw0, p->n_kernels[1], group);
     if (!first)
         return 0;
     int j = 0;
@@ -455,6 +459,10 @@ static int push_input_colls(ProgBuild *b, int o, size_t bw0)
     const ApprofOp *op = &g->ops[so->op];
     int wslot = b->async ? shard_linear_weight_slot(g, so->op) : -1;
     int weight = wslot >= 0 ? op->inputs[wslot] : -1, rc = 0;
+    /* the weight's local elements (mark_async_gemms), once per op */
+    double welems = weight >= 0 ? b->ti[weight].local /
+                                      (double)approf_dtype_size(g->tensors[weight].dtype)
+                                : 0.0;
     for (int i = 0; i < op->n_inputs && !rc; i++) {
         int tix = op->inputs[i];
         const ApprofTensor *t = &g->tensors[tix];
@@ -462,7 +470,7 @@ static int push_input_colls(ProgBuild *b, int o, size_t bw0)
         ShardLayout lc = cl->lc;
         const int *partial = cl->partial;
         if (b->ti[tix].in_range) {
-            rc = reshard_input(b, o, i, lc, partial, weight, bw0);
+            rc = reshard_input(b, o, i, lc, partial, weight, welems, bw0);
             continue;
         }
         if (t->role == APPROF_TENSOR_INPUT)
@@ -478,7 +486,7 @@ static int push_input_colls(ProgBuild *b, int o, size_t bw0)
         /* a stage input: its gradient's reduction is this consumer's */
         int group = b->async ? ++b->async_groups : 0;
         if (weight >= 0)
-            mark_async_gemms(b->p, b->ti, g, weight, bw0, b->p->n_kernels[1], group);
+            mark_async_gemms(b->p, welems, bw0, b->p->n_kernels[1], group);
         for (int x = 0; x < 2 && !rc; x++) {
             if (!partial[x])
                 continue;
@@ -658,6 +666,8 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     memset(&ends, 0, sizeof ends);
     if (st->ctx && st->variant.recompute != COSTDB_RECOMPUTE_NONE)
         st->ctx->recompute_asked = 1;
+    /* the steps read each op's saved mask several times a build */
+    shard_op_facts_make(st->ctx);
     int rc = scratch_take(&b);
     /* the tensor facts and placements of a held forward's build, where it
      * kept them: the same stage and sharding solution (program_held.c) */

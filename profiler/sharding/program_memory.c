@@ -19,6 +19,44 @@
 #include "sharding/program_int.h"
 #include "sharding/sharding.h"
 
+/* The parameters the backward module reads (docs/alpa-semantics.md, "The
+ * backward module"): a parameter is read when its op saves it for the
+ * backward and another saved input of the op needs a gradient (x @ W
+ * reads W to compute dx; dW needs only x and dy, the bias gradient only
+ * dy), or when recomputation reruns its op (shard_mark_param_reads). So
+ * the weight of a first layer on model data, a bias and an embedding
+ * table are not read. param_read holds the first case. */
+ShardOpFacts shard_op_facts_of(const ApprofGraph *g, int o)
+{
+    assert(g && o >= 0 && (size_t)o < g->n_ops);
+    const ApprofOp *op = &g->ops[o];
+    unsigned saved = approf_op_saved_mask(g, o);
+    ShardOpFacts f = {(uint16_t)saved, 0, 0};
+    for (int i = 0; i < op->n_inputs; i++) {
+        if (g->tensors[op->inputs[i]].role != APPROF_TENSOR_PARAM)
+            continue;
+        int other = 0;
+        for (int j = 0; j < op->n_inputs; j++)
+            other |= j != i && (saved & APPROF_SAVED_INPUT(j)) &&
+                     g->tensors[op->inputs[j]].requires_grad;
+        f.param_in |= (uint8_t)(1u << i);
+        if ((saved & APPROF_SAVED_INPUT(i)) && other)
+            f.param_read |= (uint8_t)(1u << i);
+    }
+    return f;
+}
+
+void shard_op_facts_make(ApprofShardContext *ctx)
+{
+    if (!ctx || ctx->op_facts || !ctx->g)
+        return;
+    const ApprofGraph *g = ctx->g;
+    ShardOpFacts *f = malloc((g->n_ops ? g->n_ops : 1) * sizeof *f);
+    for (size_t o = 0; f && o < g->n_ops; o++)
+        f[o] = shard_op_facts_of(g, (int)o);
+    ctx->op_facts = f;
+}
+
 /* Peak of transient bytes over a forward (dir 0) or backward (dir 1) walk. */
 double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir, double *fresh_max)
 {
@@ -246,12 +284,8 @@ int shard_rerun_forward_coll(const ShardStage *st, const ApprofCollective *c,
     return in && recomp[c->op - st->op_begin];
 }
 
-/* Parameters the backward module reads (docs/alpa-semantics.md, "The
- * backward module"): a parameter is read when its op saves it for the
- * backward and another saved input of the op needs a gradient (x @ W
- * reads W to compute dx; dW needs only x and dy, the bias gradient only
- * dy), or when recomputation reruns its op. So the weight of a first layer
- * on model data, a bias and an embedding table are not read. */
+/* Parameters the backward module reads: shard_op_facts_of's rule, each
+ * op's parameters when recomputation reruns it. */
 void shard_mark_param_reads(const ShardStage *st, TInfo *ti, const unsigned char *recomp)
 {
     const ApprofGraph *g;
@@ -259,17 +293,11 @@ void shard_mark_param_reads(const ShardStage *st, TInfo *ti, const unsigned char
     g = st->g;
     for (int o = 0; o < st->n_ops; o++) {
         const ApprofOp *op = &g->ops[st->op_begin + o];
-        unsigned saved = approf_op_saved_mask(g, st->op_begin + o);
-        for (int i = 0; i < op->n_inputs; i++) {
-            if (g->tensors[op->inputs[i]].role != APPROF_TENSOR_PARAM)
-                continue;
-            int other = 0;
-            for (int j = 0; j < op->n_inputs; j++)
-                other |= j != i && (saved & APPROF_SAVED_INPUT(j)) &&
-                         g->tensors[op->inputs[j]].requires_grad;
-            if (recomp[o] || ((saved & APPROF_SAVED_INPUT(i)) && other))
+        ShardOpFacts f = shard_op_facts(st, st->op_begin + o);
+        unsigned read = recomp[o] ? f.param_in : f.param_read;
+        for (int i = 0; read && i < op->n_inputs; i++)
+            if (read & (1u << i))
                 ti[op->inputs[i]].bwd_read = 1;
-        }
     }
 }
 
@@ -372,7 +400,7 @@ void shard_mark_kept(const ShardStage *st, TInfo *ti, const int *touched, int n_
      * keeps it */
     for (int o = st->op_begin; st->variant.recompute == COSTDB_RECOMPUTE_OP && o < st->op_end;
          o++) {
-        unsigned saved = approf_op_saved_mask(g, o);
+        unsigned saved = shard_saved_mask(st, o);
         if (shard_op_checkpointed(g, o))
             continue;
         for (int i = 0; i < g->ops[o].n_inputs; i++)
