@@ -474,10 +474,16 @@ static int plan_replay(Work *w)
         StepOut out = {el->r, NULL, el->y};
         if (w->e[el->dest].r != el->r)
             out.acc = &w->e[el->dest];
-        if (el->kind == EL_DEG2)
+        size_t need;
+        if (el->kind == EL_DEG2) {
             ilp_deg2_plan(w, el->x, el->e[0], el->e[1], el->arg, &out, &w->plan[s].deg2, 0);
-        else
+            need = (size_t)w->plan[s].deg2.kx;
+        } else {
             ilp_pair_plan(w, el->x, el->e, el->arg, &out, &w->plan[s].pair, 0);
+            need = ilp_pair_scratch(&w->plan[s].pair);
+        }
+        if (need > w->plan_scratch)
+            w->plan_scratch = need;
     }
     w->n_core = 0;
     for (int v = 0; v < w->nn; v++)
@@ -503,6 +509,12 @@ int ilp_work_replay(const ApprofIlp *p, Work *w)
     /* what the eliminated parts cost at least: a node's costs are final
      * at its step (later steps add into alive nodes only) */
     double value = 0.0;
+    /* the fills' scratch, one buffer for every step: what ilp_deg2_run
+     * and ilp_pair_run take from their stack or from the same buffer
+     * (each fill writes its sums before it reads them) */
+    double *t = ilp_work_scratch(w, w->plan_scratch > 0 ? w->plan_scratch : 1);
+    if (!t)
+        return APPROF_ENOMEM;
     for (int s = 0; s < w->nel; s++) {
         const Elim *el = &w->el[s];
         switch (el->kind) {
@@ -517,14 +529,16 @@ int ilp_work_replay(const ApprofIlp *p, Work *w)
             value += w->n[el->x].c[el->arg[0]];
             break;
         case EL_DEG1: ilp_fold_deg1(w, el->x, el->e[0], el->arg); break;
-        case EL_DEG2:
-            if (ilp_deg2_run(w, &w->plan[s].deg2))
-                return APPROF_ENOMEM;
+        case EL_DEG2: {
+            const Deg2Plan *pl = &w->plan[s].deg2;
+            pl->fill(pl, t);
             break;
-        case EL_PAIR:
-            if (ilp_pair_run(w, &w->plan[s].pair))
-                return APPROF_ENOMEM;
+        }
+        case EL_PAIR: {
+            const PairPlan *pl = &w->plan[s].pair;
+            pl->fill(pl, t);
             break;
+        }
         }
     }
     w->elim_value = value;

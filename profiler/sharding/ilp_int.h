@@ -129,6 +129,10 @@ typedef struct Work {
     /* The replay's plan of each EL_DEG2 and EL_PAIR step (by step; NULL
      * until the first replay makes them, with restore). */
     union StepPlan *plan;
+    /* The most scratch (doubles) a plan's fill asks for: a replay calls
+     * the fills itself, with one buffer (docs/performance.md "The
+     * intra-op ILP's replays: the fills called from the replay's loop"). */
+    size_t plan_scratch;
     /* The core the elimination left (the alive nodes, in index order):
      * the same at every weight; n_core -1 until the first replay. */
     int *core, n_core;
@@ -215,6 +219,11 @@ struct PairPlan {
 void ilp_pair_plan(const Work *w, int x, const int e[5], int *arg, const StepOut *out,
                    PairPlan *pl, int args);
 int ilp_pair_run(Work *w, const PairPlan *pl);
+/* The scratch (doubles) a pair plan's fill writes and reads: its base. */
+size_t ilp_pair_scratch(const PairPlan *pl);
+/* A scratch buffer of n doubles, w's (valid until the next call; NULL
+ * without memory): a step's sums that no later step reads. */
+double *ilp_work_scratch(Work *w, size_t n);
 /* The argmin (x's choice * k_y + the twin's) at a's strategy s and c's u,
  * as ilp_deg2_arg_at. */
 int ilp_pair_arg_at(const PairPlan *p, int s, int u);

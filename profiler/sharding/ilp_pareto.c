@@ -29,8 +29,9 @@ typedef struct ParetoPoint {
 /* How the bisection's weights are solved (IlpParetoMode): with REPLAY the
  * first fresh solve's working problem is kept in w (have_work) and
  * replayed for every later weight; nonneg: whether no cost, memory or
- * edge entry of p has its sign bit set (problem_nonnegative; -1 until
- * pareto_settled first asks);
+ * edge entry of p has its sign bit set (-1 until known: found by the
+ * least-memory weight's loop over the same entries, or by
+ * problem_nonnegative when pareto_settled asks first);
  * replays and settled counted for ilp_cache_pareto_replays. */
 typedef struct ParetoSolver {
     ApprofIlpMethod method;
@@ -41,6 +42,14 @@ typedef struct ParetoSolver {
     int nonneg;
     size_t replays, settled;
 } ParetoSolver;
+
+/* The bit pattern of x. */
+static inline uint64_t bits_of(double x)
+{
+    uint64_t b;
+    memcpy(&b, &x, sizeof b);
+    return b;
+}
 
 /* The bit patterns of a[0..n) or'ed together: the sign bit is clear when
  * no entry is negative, -0 or a NaN with its sign set. */
@@ -214,16 +223,29 @@ int ilp_pareto_run(ApprofIlp *p, ApprofIlpMethod method, ApprofIlpCache *cache,
          * difference gives the least-memory solution (fastest among them). */
         double upper = 1.0;
         int settled;
-        for (int v = 0; v < p->n_nodes; v++)
-            for (int i = 0; i < p->k[v]; i++)
-                if (isfinite(p->cost[v][i]))
-                    upper += fabs(p->cost[v][i]);
+        /* the entries' bit patterns or'ed on the way (problem_nonnegative's
+         * answer for pareto_settled, the same entries read once) */
+        uint64_t bits = 0;
+        for (int v = 0; v < p->n_nodes; v++) {
+            for (int i = 0; i < p->k[v]; i++) {
+                double c = p->cost[v][i];
+                bits |= bits_of(c);
+                if (isfinite(c))
+                    upper += fabs(c);
+            }
+            if (p->mem[v])
+                bits |= or_bits(p->mem[v], (size_t)p->k[v]);
+        }
         for (int e = 0; e < p->n_edges; e++) {
             size_t kk = (size_t)p->k[p->eu[e]] * (size_t)p->k[p->ev[e]];
-            for (size_t i = 0; i < kk; i++)
-                if (isfinite(p->r[e][i]))
-                    upper += fabs(p->r[e][i]);
+            for (size_t i = 0; i < kk; i++) {
+                double r = p->r[e][i];
+                bits |= bits_of(r);
+                if (isfinite(r))
+                    upper += fabs(r);
+            }
         }
+        sv.nonneg = !(bits >> 63);
         rc = pareto_solve(p, &sv, upper, NAN, &pt[1], &settled);
         if (rc)
             goto done;

@@ -34,7 +34,7 @@ static double edge_at(const Work *w, const WEdge *e, int x, int a, int b)
  * tables in the same order. */
 
 /* A scratch buffer of n doubles (w's, valid until the next call). */
-static double *work_scratch(Work *w, size_t n)
+double *ilp_work_scratch(Work *w, size_t n)
 {
     if (n > w->cap_scratch) {
         double *b = realloc(w->scratch, n * sizeof(double));
@@ -363,7 +363,7 @@ int ilp_deg2_arg_at(const Deg2Plan *p, int j, int l)
 int ilp_deg2_run(Work *w, const Deg2Plan *pl)
 {
     double stack[DEG2_STACK], *t = stack;
-    if (pl->kx > DEG2_STACK && !(t = work_scratch(w, (size_t)pl->kx)))
+    if (pl->kx > DEG2_STACK && !(t = ilp_work_scratch(w, (size_t)pl->kx)))
         return APPROF_ENOMEM;
     pl->fill(pl, t);
     return 0;
@@ -665,11 +665,15 @@ int ilp_pair_arg_at(const PairPlan *p, int s, int u)
     return bi;
 }
 
+size_t ilp_pair_scratch(const PairPlan *pl)
+{
+    return (size_t)pl->kx * pl->ky + 2 * (size_t)pl->kx + 2 * (size_t)pl->ky;
+}
+
 int ilp_pair_run(Work *w, const PairPlan *pl)
 {
-    size_t need = (size_t)pl->kx * pl->ky + 2 * (size_t)pl->kx + 2 * (size_t)pl->ky;
     double stack[PAIR_STACK], *base = stack;
-    if (need > PAIR_STACK && !(base = work_scratch(w, need)))
+    if (ilp_pair_scratch(pl) > PAIR_STACK && !(base = ilp_work_scratch(w, ilp_pair_scratch(pl))))
         return APPROF_ENOMEM;
     pl->fill(pl, base);
     return 0;
