@@ -572,7 +572,7 @@ typedef struct {
     int n;
 } Stairs;
 
-static int stairs_last_within(const Stairs *st, double a)
+static inline int stairs_last_within(const Stairs *st, double a)
 {
     int k = st->n - 1;
     while (k >= 0 && st->s[k].a > a)
@@ -580,23 +580,36 @@ static int stairs_last_within(const Stairs *st, double a)
     return k;
 }
 
-static int dominated_by(const Stairs *st, double a, int m)
+static inline int dominated_by(const Stairs *st, double a, int m)
 {
     int k = stairs_last_within(st, a);
     return k >= 0 && st->s[k].m >= m;
 }
 
-/* Adds (a, m), which no step dominates: it takes the place of a step of
- * its own key (whose m is smaller), and the steps after it of m no larger
- * (dominated by it now) go. */
-static void stairs_add(Stairs *st, double a, int m)
+/* Whether a step dominates (a, m); if none does, adds it: it takes the
+ * place of a step of its own key (whose m is smaller), and the steps after
+ * it of m no larger (dominated by it now) go. Mostly an append: the
+ * steps are moved by hand, a call to memmove per item cost more than the
+ * scan it saves. */
+static inline int stairs_offer(Stairs *st, double a, int m)
 {
-    int k = stairs_last_within(st, a), at = k >= 0 && st->s[k].a == a ? k : k + 1, past = k + 1;
+    int k = stairs_last_within(st, a), at, past, shift;
+    if (k >= 0 && st->s[k].m >= m)
+        return 1;
+    at = k >= 0 && st->s[k].a == a ? k : k + 1;
+    past = k + 1;
     while (past < st->n && st->s[past].m <= m)
         past++;
-    memmove(&st->s[at + 1], &st->s[past], (size_t)(st->n - past) * sizeof *st->s);
+    shift = 1 - (past - at); /* the steps gained: 1 (inserted), 0 or fewer */
+    if (shift > 0)
+        for (int q = st->n; q > at; q--)
+            st->s[q] = st->s[q - 1];
+    else if (shift < 0)
+        for (int q = past; q < st->n; q++)
+            st->s[q + shift] = st->s[q];
     st->s[at] = (Kept){a, m};
-    st->n += 1 - (past - at);
+    st->n += shift;
+    return 0;
 }
 
 /* A bound of the family as the prep keeps it: -1 never fits, else at most L. */
@@ -661,10 +674,8 @@ static int family_list(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProb
                 if (dominated_by(&kept, a, nf)) /* an earlier one fits every count */
                     continue;
                 u = item_fit(f, &memo, p, opt, (size_t)k, (size_t)sh->items[k].opt);
-                if (u == 0 || (u != FIT_NONE && dominated_by(&kept, a, u)))
-                    continue;
-                if (u != FIT_NONE)
-                    stairs_add(&kept, a, u);
+                if (u == 0 || (u != FIT_NONE && stairs_offer(&kept, a, u)))
+                    continue; /* else kept (a FIT_NONE item is no step) */
                 f->lsrc[n_items + (size_t)nt++] = k;
             }
             if (!nt)
@@ -765,9 +776,8 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                 if (m < 0)
                     continue;
                 it.mnss = m > L ? L : m;
-                if (dominated_by(&kept, a, it.mnss))
+                if (stairs_offer(&kept, a, it.mnss)) /* else kept */
                     continue;
-                stairs_add(&kept, a, it.mnss);
                 pr->items[pr->n_items + (size_t)nt] = it;
                 pr->apply[pr->n_items + (size_t)nt] = sh->apply[t];
                 nt++;
