@@ -96,15 +96,12 @@ int apsolve_dp_tables(Dp *dp)
     if (cells / (size_t)dp->NS != states || cells > ((size_t)1 << 31))
         return APSOLVE_ENOMEM;
     dp->val = malloc(cells * sizeof *dp->val);
-    dp->arg = malloc(cells * sizeof *dp->arg);
     dp->front = malloc(cells * sizeof *dp->front);
     dp->front_cnt = calloc(states, sizeof *dp->front_cnt);
     dp->foff = malloc(states * sizeof *dp->foff);
     dp->best = malloc((size_t)dp->NS * sizeof *dp->best);
-    dp->best_arg = malloc((size_t)dp->NS * sizeof *dp->best_arg);
     dp->rb = malloc(((size_t)dp->D + 1) * (size_t)dp->NS * sizeof *dp->rb);
-    dp->rba = malloc(((size_t)dp->D + 1) * (size_t)dp->NS * sizeof *dp->rba);
-    if (!dp->rb || !dp->rba || !dp->val || !dp->arg || !dp->front || !dp->front_cnt || !dp->foff || !dp->best || !dp->best_arg)
+    if (!dp->rb || !dp->val || !dp->front || !dp->front_cnt || !dp->foff || !dp->best)
         return APSOLVE_ENOMEM;
     /* The end state: layer L reached with every device used, no stage after. */
     {
@@ -112,7 +109,6 @@ int apsolve_dp_tables(Dp *dp)
         dp->foff[(size_t)dp->L * (size_t)(dp->D + 1)] = 0;
         dp->front[0] = 0;
         dp->val[0] = 0.0;
-        dp->arg[0] = -1;
         dp->pool_top = 1;
     }
     return APSOLVE_OK;
@@ -165,10 +161,11 @@ static int dp_extract(Dp *dp, int n, ApsolvePlan **out)
     }
     plan->n_stages = (size_t)n;
     for (k = 0; k < n; k++) {
-        size_t state = (size_t)i * (size_t)(dp->D + 1) + (size_t)d;
-        int e = dp_place(dp, state, n - k);
-        assert(d > 0 && i < dp->L && e >= 0);  /* n - k is on (i, d)'s frontier */
-        const DpItem *it = &dp->items[dp->arg[(size_t)dp->foff[state] + (size_t)e]];
+        /* n - k is on (i, d)'s frontier; its item found again (dp_rows.c) */
+        int q = apsolve_dp_entry_item(dp, i, d, n - k);
+        assert(d > 0 && i < dp->L && q >= 0 &&
+               dp_place(dp, (size_t)i * (size_t)(dp->D + 1) + (size_t)d, n - k) >= 0);
+        const DpItem *it = &dp->items[q];
         const DpOpt *op = &dp->opts[it->opt];
         ApsolveStage *st = &plan->stages[k];
         st->start_layer = i;
@@ -306,19 +303,16 @@ void apsolve_dp_free(Dp *dp)
     free(dp->nz);
     free(dp->nz_cnt);
     free(dp->rb);
-    free(dp->rba);
     free(dp->stamp);
     free(dp->lim);
     free(dp->ncap);
     free(dp->row_top);
     free(dp->cands);
     free(dp->val);
-    free(dp->arg);
     free(dp->front);
     free(dp->front_cnt);
     free(dp->foff);
     free(dp->best);
-    free(dp->best_arg);
     apsolve_plan_free(&dp->plan);
 }
 

@@ -58,7 +58,6 @@ typedef struct Dp {
                                        * end state) */
     int *nz_cnt;                      /* [L + 1] */
     double *rb;                       /* scratch of a row: best sum per (d, n) */
-    int32_t *rba;                     /* its item */
     unsigned *stamp;                  /* [D + 1]: rb of d was reset for the row of this gen */
     unsigned gen;
     int dense;                        /* every d a state, visited as before (tests' reference) */
@@ -67,14 +66,14 @@ typedef struct Dp {
     /* The frontiers of one threshold DP, packed in the order it makes them
      * (row L's end state at place 0, then row L - 1's states by d, ...):
      * state st's entry e at place foff[st] + e (e < front_cnt[st]) holds
-     * the stage count n, the least sum of n stages and its item. Packed,
+     * the stage count n and the least sum of n stages (its item is found
+     * again where a plan reads it: apsolve_dp_entry_item). Packed,
      * the DP's read of a child's frontier (dp_offer) is one short run, and
      * the children of one option (d ascending) lie next to each other,
      * rather than NS places a state apart (docs/performance.md, "apsolve
      * on the 126-layer 405B: the time by phase, and six exact cuts", 2).
      * Room for (L+1)(D+1)NS. */
     double *val;
-    int32_t *arg;
     int16_t *front;
     int32_t *foff;                    /* [(L+1)(D+1)]: a state's first place (read only
                                        * where front_cnt > 0) */
@@ -90,7 +89,7 @@ typedef struct Dp {
     int ran;
     int16_t *front_cnt;               /* [(L+1)(D+1)] */
     double *best;                     /* [NS] */
-    int32_t *best_arg;
+    double t;                         /* the last threshold DP's t (apsolve_dp_rows) */
     long evals;
     double apply_limit;               /* FULL: only entries with apply_cost <= this */
     int mem_n;                        /* stage count the memory rule assumes */
@@ -206,6 +205,12 @@ int apsolve_dp_live(Dp *dp);
 /* The rows L-1 .. 0 of one threshold DP at t: frontiers of every live state
  * (of at most dp->ncap stages: dp_rows.c, dp_stage_caps). */
 void apsolve_dp_rows(Dp *dp, double t);
+/* The item (index into dp->items) of the entry of n stages on state (i,
+ * d)'s frontier in the last threshold DP, or -1 when it has none: the
+ * offer to that entry the DP kept, found by replaying the state's offers
+ * (the DP's rows keep sums only, not the 4-byte item per entry that each
+ * offer blended in). */
+int apsolve_dp_entry_item(const Dp *dp, int i, int d, int n);
 /* The frontier tables of dp (its live states made), with the end state
  * (dp.c). APSOLVE_OK or APSOLVE_ENOMEM. */
 int apsolve_dp_tables(Dp *dp);

@@ -551,7 +551,7 @@ static double apply_key(double apply)
  * item is within, the earlier one is too and fits as many stages, so
  * dp_prepare never keeps the item (and dropping it changes no later
  * item's verdict: its top is the earlier one's at least). Every earlier
- * item kept is checked (kept[0 .. nk)), so an item is kept exactly when no
+ * item kept is checked (Stairs, below), so an item is kept exactly when no
  * earlier item of the option dominates it: an earlier one left out was
  * dominated by one kept before it, which then dominates this one too. */
 typedef struct {
@@ -559,11 +559,56 @@ typedef struct {
     int m;
 } Kept;
 
-static int dominated_by(const Kept *kept, int nk, double a, int m)
+/* The items kept so far, as a staircase: of the kept (a, m), those no
+ * other kept one dominates (a smaller or equal key, a bound or fit no
+ * smaller), a ascending with m strictly ascending. An item is dominated
+ * by some kept one exactly when it is by a step (each kept one is
+ * dominated by a step or is one), and, m ascending, by a step exactly
+ * when it is by the last step of a <= its key: one look from the top,
+ * against a scan of every kept one (most steps are a few; with no apply
+ * limit, every key 0, there is one). */
+typedef struct {
+    Kept *s;
+    int n;
+} Stairs;
+
+static inline int stairs_last_within(const Stairs *st, double a)
 {
-    for (int q = 0; q < nk; q++)
-        if (kept[q].a <= a && kept[q].m >= m)
-            return 1;
+    int k = st->n - 1;
+    while (k >= 0 && st->s[k].a > a)
+        k--;
+    return k;
+}
+
+static inline int dominated_by(const Stairs *st, double a, int m)
+{
+    int k = stairs_last_within(st, a);
+    return k >= 0 && st->s[k].m >= m;
+}
+
+/* Whether a step dominates (a, m); if none does, adds it: it takes the
+ * place of a step of its own key (whose m is smaller), and the steps after
+ * it of m no larger (dominated by it now) go. Mostly an append: the
+ * steps are moved by hand, a call to memmove per item cost more than the
+ * scan it saves. */
+static inline int stairs_offer(Stairs *st, double a, int m)
+{
+    int k = stairs_last_within(st, a), at, past, shift;
+    if (k >= 0 && st->s[k].m >= m)
+        return 1;
+    at = k >= 0 && st->s[k].a == a ? k : k + 1;
+    past = k + 1;
+    while (past < st->n && st->s[past].m <= m)
+        past++;
+    shift = 1 - (past - at); /* the steps gained: 1 (inserted), 0 or fewer */
+    if (shift > 0)
+        for (int q = st->n; q > at; q--)
+            st->s[q] = st->s[q - 1];
+    else if (shift < 0)
+        for (int q = past; q < st->n; q++)
+            st->s[q + shift] = st->s[q];
+    st->s[at] = (Kept){a, m};
+    st->n += shift;
     return 0;
 }
 
@@ -594,7 +639,7 @@ static int family_list(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProb
     int limited = opt->objective == APSOLVE_OBJECTIVE_FULL && !opt->inference;
     size_t n_opts = 0, n_items = 0;
     BudgetMemo memo = {0};
-    Kept *kept;
+    Stairs kept = {0};
     f->list = -1;
     for (int n = 1; n <= f->nmax; n++) {
         const int *row = f->bound + (size_t)n * ((size_t)nf + 1);
@@ -607,31 +652,30 @@ static int family_list(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProb
     f->lopts = malloc((sh->n_opts ? sh->n_opts : 1) * sizeof *f->lopts);
     f->loff = malloc((size_t)(L + 1) * sizeof *f->loff);
     f->lsrc = malloc((sh->n_items ? sh->n_items : 1) * sizeof *f->lsrc);
-    kept = malloc((size_t)(C ? C : 1) * sizeof *kept);
-    if (!f->lopts || !f->loff || !f->lsrc || !kept) {
-        free(kept);
+    kept.s = malloc((size_t)(C ? C : 1) * sizeof *kept.s);
+    if (!f->lopts || !f->loff || !f->lsrc || !kept.s) {
+        free(kept.s);
         return APSOLVE_ENOMEM; /* freed with the family */
     }
     for (int i = 0; i < L; i++) {
         f->loff[i] = (int)n_opts;
         for (int o = sh->opt_off[i]; o < sh->opt_off[i + 1]; o++) {
             const DpOpt *so = &sh->opts[o];
-            int nt = 0, nk = 0;
+            int nt = 0;
             if (!apsolve_chunks_whole(opt, i, so->end))
                 continue;
+            kept.n = 0;
             for (int k = so->item_off; k < so->item_off + so->item_n; k++)
                 if (f->fit[k] == -1)
                     __builtin_prefetch(apsolve_memory_at(p, sh->items[k].opt));
             for (int k = so->item_off; k < so->item_off + so->item_n; k++) {
                 double a = limited ? apply_key(sh->apply[k]) : 0;
                 int u;
-                if (dominated_by(kept, nk, a, nf)) /* an earlier one fits every count */
+                if (dominated_by(&kept, a, nf)) /* an earlier one fits every count */
                     continue;
                 u = item_fit(f, &memo, p, opt, (size_t)k, (size_t)sh->items[k].opt);
-                if (u == 0 || (u != FIT_NONE && dominated_by(kept, nk, a, u)))
-                    continue;
-                if (u != FIT_NONE)
-                    kept[nk++] = (Kept){a, u};
+                if (u == 0 || (u != FIT_NONE && stairs_offer(&kept, a, u)))
+                    continue; /* else kept (a FIT_NONE item is no step) */
                 f->lsrc[n_items + (size_t)nt++] = k;
             }
             if (!nt)
@@ -644,7 +688,7 @@ static int family_list(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProb
         }
     }
     f->loff[L] = (int)n_opts;
-    free(kept);
+    free(kept.s);
     f->list = 1;
     return APSOLVE_OK;
 }
@@ -669,7 +713,7 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
     const DpOpt *sopts = sh->opts;
     const int *soff = sh->opt_off, *src = NULL;
     int known = fam && fam->on && mem_n <= fam->nmax; /* its fits answer mem_n */
-    Kept *kept;
+    Stairs kept = {0};
     if (known && fam->counts >= 2 && !unbounded && p->memory &&
         fam->bound[(size_t)mem_n * ((size_t)fam->nf + 1)] != INT_MIN) {
         if (!fam->list && family_list(fam, sh, p, opt) != APSOLVE_OK)
@@ -693,14 +737,15 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
             return APSOLVE_ENOMEM;
         }
     }
-    if (!(kept = malloc((size_t)(C ? C : 1) * sizeof *kept)))
+    if (!(kept.s = malloc((size_t)(C ? C : 1) * sizeof *kept.s)))
         return APSOLVE_ENOMEM;
     pr->n_opts = pr->n_items = 0;
     for (int i = 0; i < L; i++) {
         pr->opt_off[i] = (int)pr->n_opts;
         for (int o = soff[i]; o < soff[i + 1]; o++) {
             const DpOpt *so = &sopts[o];
-            int nt = 0, nk = 0;
+            int nt = 0;
+            kept.n = 0;
             /* interleaved: a stage splits into v chunks of whole layers
              * (the list holds only those) */
             if (!src && !apsolve_chunks_whole(opt, i, so->end))
@@ -724,16 +769,15 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                 /* an earlier item with no larger apply key and the largest
                  * bound (L) dominates this one whatever its bound: left
                  * out before its memory test */
-                if (dominated_by(kept, nk, a, L))
+                if (dominated_by(&kept, a, L))
                     continue;
                 m = unbounded ? APSOLVE_UNBOUNDED
                               : item_mnss(fam, &memo, p, opt, t, (size_t)it.opt, mem_n);
                 if (m < 0)
                     continue;
                 it.mnss = m > L ? L : m;
-                if (dominated_by(kept, nk, a, it.mnss))
+                if (stairs_offer(&kept, a, it.mnss)) /* else kept */
                     continue;
-                kept[nk++] = (Kept){a, it.mnss};
                 pr->items[pr->n_items + (size_t)nt] = it;
                 pr->apply[pr->n_items + (size_t)nt] = sh->apply[t];
                 nt++;
@@ -748,6 +792,6 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
         }
     }
     pr->opt_off[L] = (int)pr->n_opts;
-    free(kept);
+    free(kept.s);
     return APSOLVE_OK;
 }

@@ -233,10 +233,10 @@ cleanup:
 }
 
 /* Ends state (i, d) of dp_run: its frontier from best[1..nmax] (the least
- * sum per stage count n and its item), kept while the sum falls as n
- * grows, or every finite n for an exact stage count. Returns its size. */
-static int dp_frontier(Dp *dp, int i, int d, int nmax, const double *best,
-                       const int32_t *best_arg)
+ * sum per stage count n), kept while the sum falls as n grows, or every
+ * finite n for an exact stage count. Returns its size. An entry's item is
+ * not kept: apsolve_dp_entry_item finds it again for the plan's states. */
+static int dp_frontier(Dp *dp, int i, int d, int nmax, const double *best)
 {
     size_t st = (size_t)i * (size_t)(dp->D + 1) + (size_t)d, base = dp->pool_top;
     int cnt = 0;
@@ -247,8 +247,7 @@ static int dp_frontier(Dp *dp, int i, int d, int nmax, const double *best,
         if (dp->exact_n > 0 ? best[n] < INFINITY : best[n] < run) {
             run = best[n];
             dp->front[base + (size_t)cnt] = (int16_t)n;
-            dp->val[base + (size_t)cnt] = run;
-            dp->arg[base + (size_t)cnt++] = best_arg[n];
+            dp->val[base + (size_t)cnt++] = run;
         }
     }
     dp->front_cnt[st] = (int16_t)cnt;
@@ -257,44 +256,24 @@ static int dp_frontier(Dp *dp, int i, int d, int nmax, const double *best,
     return cnt;
 }
 
-/* best[0 .. m) against fv[0 .. m) + c through item: each best[e] (and
- * its item in best_arg) replaced only by a strictly smaller sum. The
- * compare is made without a branch: the same strict test, so the same
- * winner. */
-static inline void dp_offer_run(const double *fv, int m, double c, int32_t item, double *best,
-                                int32_t *best_arg)
+/* best[0 .. m) against fv[0 .. m) + c: each best[e] replaced only by a
+ * strictly smaller sum (minsd/minpd(cand, old) is cand < old ? cand :
+ * old, the scalar line's choice), two entries at a time, an odd first
+ * one alone. */
+static inline void dp_offer_run(const double *fv, int m, double c, double *best)
 {
 #ifdef __SSE2__
-    /* minsd/minpd(cand, old) is cand < old ? cand : old, the scalar
-     * line's choice, and the item moves where cmpltsd/cmpltpd set the lane
-     * (the same strict test): an odd first entry alone, then two at a
-     * time */
     __m128d cv = _mm_set1_pd(c);
-    __m128i io = _mm_set1_epi32(item);
     int e = m & 1;
-    if (e) {
-        __m128d cand = _mm_add_sd(_mm_load_sd(fv), cv), old = _mm_load_sd(best);
-        __m128i lt = _mm_castpd_si128(_mm_cmplt_sd(cand, old)),
-                a = _mm_cvtsi32_si128(best_arg[0]);
-        _mm_store_sd(best, _mm_min_sd(cand, old));
-        a = _mm_or_si128(_mm_and_si128(lt, io), _mm_andnot_si128(lt, a));
-        best_arg[0] = _mm_cvtsi128_si32(a);
-    }
-    for (; e < m; e += 2) {
-        __m128d cand = _mm_add_pd(_mm_loadu_pd(fv + e), cv), old = _mm_loadu_pd(best + e);
-        __m128i lt = _mm_shuffle_epi32(_mm_castpd_si128(_mm_cmplt_pd(cand, old)),
-                                       _MM_SHUFFLE(2, 0, 2, 0)),
-                a = _mm_loadl_epi64((const __m128i *)(const void *)(best_arg + e));
-        _mm_storeu_pd(best + e, _mm_min_pd(cand, old));
-        a = _mm_or_si128(_mm_and_si128(lt, io), _mm_andnot_si128(lt, a));
-        _mm_storel_epi64((__m128i *)(void *)(best_arg + e), a);
-    }
+    if (e)
+        _mm_store_sd(best, _mm_min_sd(_mm_add_sd(_mm_load_sd(fv), cv), _mm_load_sd(best)));
+    for (; e < m; e += 2)
+        _mm_storeu_pd(best + e,
+                      _mm_min_pd(_mm_add_pd(_mm_loadu_pd(fv + e), cv), _mm_loadu_pd(best + e)));
 #else
     for (int e = 0; e < m; e++) {
         double cand = fv[e] + c, old = best[e];
-        int32_t keep = -(int32_t)!(cand < old);
         best[e] = cand < old ? cand : old;
-        best_arg[e] = (best_arg[e] & keep) | (item & ~keep);
     }
 #endif
 }
@@ -303,19 +282,19 @@ static inline void dp_offer_run(const double *fv, int m, double c, int32_t item,
  * bounds ascending: dp_prepare keeps an item only above every cheaper
  * one's) the child frontier fn/fv of ccnt >= 1 entries (ascending in n,
  * dp_frontier; ch: its first count n0 and whether its counts run n0, n0 +
- * 1, ... without a gap): best[n] keeps the least sum of n stages and its
- * item (item_off + q), replaced only by a strictly smaller one. The
- * entries offered are those of n <= cap, the most following stages both
- * the state (nmax - 1) and the last item within t fit; each takes the
- * first item that fits its n (q: it[q].mnss >= n), which exists below lim
- * for every n <= cap. it0 and c0 are it[0]'s bound and cost. With the
- * counts without a gap, the entries of n <= min(it0, cap), a run from the
- * first, take item 0 (dp_offer_run); the rest, one at a time, the item
- * the scalar loop finds from q = 0 (each entry has its own best[n], so
- * the order of the entries changes nothing). */
+ * 1, ... without a gap): best[n] keeps the least sum of n stages,
+ * replaced only by a strictly smaller one. The entries offered are those
+ * of n <= cap, the most following stages both the state (nmax - 1) and the
+ * last item within t fit; each takes the first item that fits its n (q:
+ * it[q].mnss >= n), which exists below lim for every n <= cap. it0 and c0
+ * are it[0]'s bound and cost. With the counts without a gap, the entries
+ * of n <= min(it0, cap), a run from the first, take item 0
+ * (dp_offer_run); the rest, one at a time, the item the scalar loop finds
+ * from q = 0 (each entry has its own best[n], so the order of the entries
+ * changes nothing). The item is not recorded (apsolve_dp_entry_item). */
 static inline void dp_offer_child(const int16_t *fn, const double *fv, int ccnt, int n0,
-                                  int consec, const DpItem *it, int it0, double c0,
-                                  int item_off, int cap, double *best, int32_t *best_arg)
+                                  int consec, const DpItem *it, int it0, double c0, int cap,
+                                  double *best)
 {
     int e = 0, q = 0;
     if (consec) {
@@ -323,7 +302,7 @@ static inline void dp_offer_child(const int16_t *fn, const double *fv, int ccnt,
         if (m > ccnt)
             m = ccnt;
         if (m > 0) {
-            dp_offer_run(fv, m, c0, item_off, best + n0 + 1, best_arg + n0 + 1);
+            dp_offer_run(fv, m, c0, best + n0 + 1);
             e = m;
         }
         /* the rest: none, or counts above cap when item 0 fits up to it */
@@ -333,23 +312,19 @@ static inline void dp_offer_child(const int16_t *fn, const double *fv, int ccnt,
     for (; e < ccnt; e++) {
         int nc = fn[e];
         double cand, old;
-        int32_t keep;
         if (nc > cap)
             break;
         while (it[q].mnss < nc)
             q++;
         cand = fv[e] + it[q].cost;
         old = best[nc + 1];
-        keep = -(int32_t)!(cand < old); /* all ones: the old entry stays */
         best[nc + 1] = cand < old ? cand : old;
-        best_arg[nc + 1] = (best_arg[nc + 1] & keep) | ((item_off + q) & ~keep);
     }
 }
 
 /* Offers option op (its first lim items within t) of state (i, d) of at
  * most nmax stages the frontier of its child (op->end + 1, d - op->dev). */
-static void dp_offer(const Dp *dp, const DpOpt *op, int lim, int d, int nmax, double *best,
-                     int32_t *best_arg)
+static void dp_offer(const Dp *dp, const DpOpt *op, int lim, int d, int nmax, double *best)
 {
     const DpItem *it = &dp->items[op->item_off];
     size_t cst = (size_t)(op->end + 1) * (size_t)(dp->D + 1) + (size_t)(d - op->dev);
@@ -361,7 +336,7 @@ static void dp_offer(const Dp *dp, const DpOpt *op, int lim, int d, int nmax, do
     if (ccnt > 0) {
         const int16_t *fn = dp->front + cbase;
         dp_offer_child(fn, dp->val + cbase, ccnt, fn[0], fn[ccnt - 1] - fn[0] == ccnt - 1, it,
-                       it[0].mnss, it[0].cost, op->item_off, cap, best, best_arg);
+                       it[0].mnss, it[0].cost, cap, best);
     }
 }
 
@@ -387,9 +362,9 @@ static void dp_run_dense(Dp *dp, double t)
             for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
                 int lim = dp_lim(dp, o, t);
                 if (dp->opts[o].dev <= d && lim)
-                    dp_offer(dp, &dp->opts[o], lim, d, nmax, dp->best, dp->best_arg);
+                    dp_offer(dp, &dp->opts[o], lim, d, nmax, dp->best);
             }
-            dp_frontier(dp, i, d, nmax, dp->best, dp->best_arg);
+            dp_frontier(dp, i, d, nmax, dp->best);
         }
     }
 }
@@ -438,7 +413,6 @@ static void dp_run_live(Dp *dp, double t)
      * and row 0 is offered the end state alone, as it was before. */
     int top = NS == 2 ? 0 : L - 1, from = dp_rows_from(dp, top, t);
     double *rb = dp->rb;
-    int32_t *rba = dp->rba;
     unsigned *stamp = dp->stamp;
     const int16_t *front = dp->front;
     const double *val = dp->val;
@@ -455,8 +429,8 @@ static void dp_run_live(Dp *dp, double t)
         }
         for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
             const DpOpt *op = &dp->opts[o];
-            int lim = dp->lim[o], dev = op->dev, item_off = op->item_off, top_n, it0;
-            const DpItem *it = &dp->items[item_off];
+            int lim = dp->lim[o], dev = op->dev, top_n, it0;
+            const DpItem *it = &dp->items[op->item_off];
             const DpChild *ch, *chend;
             double c0;
             if (!lim)
@@ -485,7 +459,7 @@ static void dp_run_live(Dp *dp, double t)
                         best[n] = INFINITY;
                 }
                 dp_offer_child(front + ch->base, val + ch->base, ch->cnt, ch->n0, ch->consec, it,
-                               it0, c0, item_off, cap, best, rba + (size_t)d * (size_t)NS);
+                               it0, c0, cap, best);
             }
         }
         for (int li = dp->live_off[i]; li < dp->live_off[i + 1]; li++) {
@@ -493,8 +467,7 @@ static void dp_run_live(Dp *dp, double t)
             size_t st = (size_t)i * (size_t)(D + 1) + (size_t)d;
             if (stamp[d] != gen) {
                 dp->front_cnt[st] = 0;
-            } else if ((fc = dp_frontier(dp, i, d, caps[d], rb + (size_t)d * (size_t)NS,
-                                         rba + (size_t)d * (size_t)NS)) > 0) {
+            } else if ((fc = dp_frontier(dp, i, d, caps[d], rb + (size_t)d * (size_t)NS)) > 0) {
                 int32_t base = dp->foff[st];
                 int n0 = front[base], consec = front[base + fc - 1] - n0 == fc - 1;
                 nz[dp->live_off[i] + cnt++] = (DpChild){d, base, (int16_t)fc, (int16_t)n0, consec};
@@ -507,10 +480,58 @@ static void dp_run_live(Dp *dp, double t)
 /* One threshold DP's rows (dense: the former formulation). */
 void apsolve_dp_rows(Dp *dp, double t)
 {
+    dp->t = t;
     if (dp->dense) {
         dp->pool_top = 1; /* every row's frontiers made afresh; the end state's kept */
         dp_run_dense(dp, t);
     } else {
         dp_run_live(dp, t);
     }
+}
+
+/* dp_int.h. The offers the last DP made to best[n] of state (i, d) are,
+ * in its order (row i's options ascending: dp_run_live and dp_run_dense
+ * visit a state's options in that order, one child each), those of the
+ * options with dev <= d and an item within t that fits n - 1 following
+ * stages (the last one within t: it[lim - 1].mnss >= n - 1, the cap's
+ * bound; n <= the state's nmax, being on its frontier, is the cap's
+ * other) whose child (end + 1, d - dev) has an entry of n - 1 stages;
+ * each takes the first item q that fits n - 1 (item 0's run and the
+ * scalar loop alike) and offers that entry's sum + it[q].cost, replacing
+ * best[n] only when strictly smaller. Replayed here with the same sums
+ * (the same frontiers: every row it reads, kept or made again, holds this
+ * DP's values; lim at dp->t, as dp_rows_from counted it), the same
+ * compare and order, the last replacement is the offer the DP kept. */
+int apsolve_dp_entry_item(const Dp *dp, int i, int d, int n)
+{
+    double best = INFINITY;
+    int item = -1;
+    for (int o = dp->opt_off[i]; o < dp->opt_off[i + 1]; o++) {
+        const DpOpt *op = &dp->opts[o];
+        const DpItem *it = &dp->items[op->item_off];
+        size_t cst, base;
+        int lim, q = 0, cnt;
+        if (op->dev > d)
+            continue;
+        lim = dp_lim(dp, o, dp->t);
+        if (!lim || it[lim - 1].mnss < n - 1)
+            continue;
+        cst = (size_t)(op->end + 1) * (size_t)(dp->D + 1) + (size_t)(d - op->dev);
+        cnt = dp->front_cnt[cst];
+        base = cnt ? (size_t)dp->foff[cst] : 0;
+        for (int e = 0; e < cnt; e++) {
+            double cand;
+            if (dp->front[base + (size_t)e] != n - 1)
+                continue;
+            while (it[q].mnss < n - 1)
+                q++;
+            cand = dp->val[base + (size_t)e] + it[q].cost;
+            if (cand < best) {
+                best = cand;
+                item = op->item_off + q;
+            }
+            break;
+        }
+    }
+    return item;
 }

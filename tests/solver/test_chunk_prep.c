@@ -142,13 +142,48 @@ static int kept_at(const DpItem *items, const double *apply, int off, int n, dou
     return any ? kept : -1;
 }
 
+/* The items of an option a prep keeps (got[0 .. ng)), against those of
+ * the option's usable items ri[0 .. nr) (apply ra) that no earlier one
+ * dominates (apply key no larger: ra's, NaN or <= 0 as 0, when limited,
+ * else 0 for all; bound no smaller), by a scan of every earlier one
+ * (dp_prep.c keeps a staircase of them instead): *wrong counts a list
+ * that differs, *overtaken the items kept that dominate an earlier one
+ * kept (a step the staircase drops or replaces). */
+static void undominated_check(const DpItem *ri, const double *ra, int nr, int limited,
+                              const DpItem *got, int ng, int *wrong, int *overtaken)
+{
+    int nk = 0, same = 1;
+    unsigned char *in = malloc((size_t)(nr ? nr : 1));
+    CU_ASSERT_FATAL(in != NULL);
+    for (int k = 0; k < nr; k++) {
+        double a = !limited || isnan(ra[k]) || ra[k] <= 0 ? 0 : ra[k];
+        int dom = 0, over = 0;
+        for (int e = 0; e < k && !dom; e++) {
+            double ae = !limited || isnan(ra[e]) || ra[e] <= 0 ? 0 : ra[e];
+            dom = ae <= a && ri[e].mnss >= ri[k].mnss;
+        }
+        in[k] = (unsigned char)!dom;
+        if (dom)
+            continue;
+        for (int e = 0; e < k; e++) {
+            double ae = !limited || isnan(ra[e]) || ra[e] <= 0 ? 0 : ra[e];
+            over |= in[e] && a <= ae && ri[k].mnss >= ri[e].mnss;
+        }
+        *overtaken += over;
+        same = same && nk < ng && got[nk].config == ri[k].config && got[nk].mnss == ri[k].mnss;
+        nk++;
+    }
+    *wrong += !(same && nk == ng);
+    free(in);
+}
+
 /* The options of a prep (dominated items left out) keep, at every apply
  * limit, what every usable item of the table, with apsolve_entry_mnss's
  * bounds, keeps (dp_prepare's filter). */
 void test_dominated_items(void)
 {
     uint64_t rng = 0xD0D0ull;
-    int differ = 0, dropped = 0, limits = 0;
+    int differ = 0, dropped = 0, limits = 0, wrong_list = 0, overtaken = 0;
     for (int t = 0; t < 60; t++) {
         ApsolveProblem *p = random_problem(&rng, t);
         ApsolveDpShared *sh = apsolve_dp_shared_new();
@@ -205,6 +240,11 @@ void test_dominated_items(void)
                         limits++;
                         if (x == 0 && in_prep)
                             dropped += nr - pr.opts[q].item_n;
+                        if (x == 0)
+                            undominated_check(ri, ra, nr, o.objective == APSOLVE_OBJECTIVE_FULL,
+                                              in_prep ? &pr.items[pr.opts[q].item_off] : NULL,
+                                              in_prep ? pr.opts[q].item_n : 0, &wrong_list,
+                                              &overtaken);
                         free(ra);
                         free(ri);
                     }
@@ -221,6 +261,8 @@ void test_dominated_items(void)
     CU_ASSERT(differ == 0);
     CU_ASSERT(limits > 1000);
     CU_ASSERT(dropped > 100); /* items are left out */
+    CU_ASSERT(wrong_list == 0);
+    CU_ASSERT(overtaken > 20); /* steps the staircase drops or replaces */
 }
 
 void test_shared_table(void)

@@ -243,7 +243,8 @@ static void test_rows_against_plain(void)
                         same = same && e < cnt && dp.front[base + (size_t)e] == ref.n[i][d][k] &&
                                memcmp(&dp.val[base + (size_t)e], &ref.val[i][d][k],
                                       sizeof(double)) == 0 &&
-                               dp.arg[base + (size_t)e] == ref.arg[i][d][k];
+                               apsolve_dp_entry_item(&dp, i, d, ref.n[i][d][k]) ==
+                                   ref.arg[i][d][k];
                         e++;
                     }
                     same = same && e == cnt;
