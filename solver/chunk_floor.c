@@ -128,6 +128,12 @@
 #include "schedule.h"
 #include "solver_int.h"
 
+static int cmp_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
 /* A state of one row of paths_open's level: its least prefix and devices. */
 typedef struct PathState {
     double pre;
@@ -367,14 +373,8 @@ static int paths_open(const ApsolveStageFloor *f, const ApsolveZbLists *z, int v
         /* the level's states by row (first layer), devices ascending: each
          * (j, s) of a row is then priced once for all its states, and the
          * states read in a run; the level's states, least prefixes and
-         * transitions (the budget) do not depend on the order visited. The
-         * states are the finite cells of cur, so a scan of its cells lists
-         * them in that order (a qsort of fin was most of the paths' cost
-         * once every count is tried) */
-        nfin = 0;
-        for (size_t t = 0; t < cells; t++)
-            if (!isinf(cur[t]))
-                fin[nfin++] = (int)t;
+         * transitions (the budget) do not depend on the order visited */
+        qsort(fin, nfin, sizeof *fin, cmp_int);
         for (size_t e = 0, e1; e < nfin; e = e1) {
             int i = fin[e] / (int)row;
             for (e1 = e; e1 < nfin && fin[e1] / (int)row == i; e1++) {
