@@ -96,7 +96,11 @@
  * and every one is at or above min(best, B x each[n]) as before. The
  * counts are tried from both ends inward, each end until one stays open,
  * and the transitions are capped (PATH_WORK per call); a count not tried
- * or not decided keeps its other floors.
+ * or not decided keeps its other floors. With the search's options
+ * (f->opt: ZB-V's search in session_search.c try_chunks) each stage is
+ * priced instead at one config the count's DP may put there under its
+ * memory rule (chunk_floor_mem.c has the proof), and every count is tried:
+ * on the 126-layer 405B that closes 11 of the 17 middle counts.
  *
  * Interleaved ZB's sum floor (f->x's fifth table, the least cost of each
  * (i, j, submesh) under tau; docs/performance.md, the section above): its
@@ -324,7 +328,8 @@ done:
  * placed r, each state holding the least prefix sum_{k<r} x_k + w_0 / 2 of
  * the cuts that keep every path so far below U: a smaller prefix only
  * loosens the paths after it, so the least is enough. */
-static int paths_open(const ApsolveStageFloor *f, int v, int B, int n, long *budget)
+static int paths_open(const ApsolveStageFloor *f, const ApsolveZbLists *z, int v, int B, int n,
+                      long *budget)
 {
     const ApsolveProblem *p = f->p;
     int L = f->L, D = f->D, S = p->num_submeshes, per = 6 * B, open = -1;
@@ -386,31 +391,47 @@ static int paths_open(const ApsolveStageFloor *f, int v, int B, int n, long *bud
                 for (int s = 0; s < S; s++) {
                     size_t at = ((size_t)i * L + j) * S + s;
                     int dv = p->submeshes[s].hosts * p->submeshes[s].gpus;
-                    double seg, w0 = r ? 0 : f->x[3 * q + at] / 2, xa = f->x[at];
-                    if ((long)(e1 - e) > *budget) { /* a transition per state, as counted */
-                        *budget = -1;
-                        goto done;
-                    }
-                    *budget -= (long)(e1 - e);
-                    seg = (c[0] * f->x[q + at] + c[1] * f->x[2 * q + at] +
-                           c[2] * f->x[3 * q + at]) / 2;
-                    for (size_t k = 0; k < e1 - e; k++) {
-                        int e2 = grp[k].d + dv;
-                        double pre = grp[k].pre, nx;
-                        /* a path reaches U: no plan under best; the sums
-                         * rise with pre (rounding is monotone), so the
-                         * rest of the row's states reach it too */
-                        if (!(pre + seg + w0 < U))
-                            break;
-                        if (e2 > D - (n - 1 - r))
-                            continue;
-                        if (r == n - 1 && e2 != D)
-                            continue;
-                        nx = pre + xa + w0;
-                        if (nx < nxt[(size_t)(j + 1) * row + (size_t)e2]) {
-                            if (isinf(nxt[(size_t)(j + 1) * row + (size_t)e2]))
-                                fin[nfin + nn++] = (j + 1) * (int)row + e2; /* after cur's */
-                            nxt[(size_t)(j + 1) * row + (size_t)e2] = nx;
+                    /* with z, each config the count's DP may put at stage
+                     * r (chunk_floor_mem.c), else the least figures */
+                    size_t o0 = z ? z->at[at] : 0, o1 = z ? z->at[at + 1] : 1;
+                    for (size_t o = o0; o < o1; o++) {
+                        double seg, w0, xa;
+                        if (z) {
+                            const ApsolveZbCfg *g = &z->cfg[o];
+                            if (!apsolve_zb_allowed(z, g->u, n, r))
+                                continue;
+                            w0 = r ? 0 : g->w / 2;
+                            xa = g->x;
+                            seg = (c[0] * g->f + c[1] * g->bw + c[2] * g->w) / 2;
+                        } else {
+                            w0 = r ? 0 : f->x[3 * q + at] / 2;
+                            xa = f->x[at];
+                            seg = (c[0] * f->x[q + at] + c[1] * f->x[2 * q + at] +
+                                   c[2] * f->x[3 * q + at]) / 2;
+                        }
+                        if ((long)(e1 - e) > *budget) { /* a transition per state, as counted */
+                            *budget = -1;
+                            goto done;
+                        }
+                        *budget -= (long)(e1 - e);
+                        for (size_t k = 0; k < e1 - e; k++) {
+                            int e2 = grp[k].d + dv;
+                            double pre = grp[k].pre, nx;
+                            /* a path reaches U: no plan under best; the sums
+                             * rise with pre (rounding is monotone), so the
+                             * rest of the row's states reach it too */
+                            if (!(pre + seg + w0 < U))
+                                break;
+                            if (e2 > D - (n - 1 - r))
+                                continue;
+                            if (r == n - 1 && e2 != D)
+                                continue;
+                            nx = pre + xa + w0;
+                            if (nx < nxt[(size_t)(j + 1) * row + (size_t)e2]) {
+                                if (isinf(nxt[(size_t)(j + 1) * row + (size_t)e2]))
+                                    fin[nfin + nn++] = (j + 1) * (int)row + e2; /* after cur's */
+                                nxt[(size_t)(j + 1) * row + (size_t)e2] = nx;
+                            }
                         }
                     }
                 }
@@ -474,6 +495,7 @@ int apsolve_stage_floor_init_plain(ApsolveStageFloor *f, const ApsolveProblem *p
     f->root = f->x = NULL;
     f->tau = INFINITY;
     f->roots = 0;
+    f->opt = NULL;
     f->p = p;
     f->g = malloc(((size_t)L + 1) * 3 * sizeof *f->g);
     if (!f->cost || !f->work || !f->g) {
@@ -578,13 +600,26 @@ void apsolve_chunk_floor_each(const ApsolveStageFloor *f, int kind, int v, int B
     /* the device paths (a count none of whose plans is under best: none is
      * below it), from the fewest and the most stages inward, each end until
      * a count stays open (the middle ones, whose plans balance, stay open
-     * on the files measured) */
+     * on the files measured, unless priced under the memory rule) */
+    if (fill && pf && isfinite(f->tau) && f->opt) {
+        /* under the count's memory rule, one config per stage
+         * (chunk_floor_mem.c): every count tried (the middle ones close) */
+        ApsolveZbLists z;
+        if (apsolve_zb_lists_build(&z, f, f->opt, v, nmax) == APSOLVE_OK) {
+            for (int m = 1; m <= top && budget >= 0; m++)
+                if (each[m] < f->tau && paths_open(f, &z, v, B, m, &budget) == 0)
+                    each[m] = INFINITY;
+            apsolve_zb_lists_free(&z);
+            free(pf);
+            return;
+        }
+    }
     for (int end = 0; fill && pf && isfinite(f->tau) && end < 2; end++)
         for (int k = 0; k < nmax; k++) {
             int m = end ? nmax - k : 1 + k, o;
             if (!(each[m] < f->tau))
                 continue; /* left out already, or not a count */
-            if ((o = paths_open(f, v, B, m, &budget)) != 0)
+            if ((o = paths_open(f, NULL, v, B, m, &budget)) != 0)
                 break;
             each[m] = INFINITY;
         }

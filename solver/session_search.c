@@ -293,6 +293,9 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
                       bar = apsolve_chunk_order_bar(&order, v, chunk_bar_now(cr, fam, best));
         if (B * chunk_bound(c->p, v) >= bar) /* not the first v: its bar is +inf */
             break;
+        io.schedule = kind;
+        io.virtual_stages = v;
+        io.whole_chunks = 1;
         if (have_floor) {
             /* ZB-V's fill floor and interleaved ZB's sum floor over the
              * stage entries a plan under best can hold (chunk_floor.c) */
@@ -300,15 +303,16 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
                 apsolve_stage_floor_roots(fl);
                 apsolve_stage_floor_under(fl, bar / B * (1 + 1e-9));
             }
+            /* ZB-V's device paths under the search's memory rule
+             * (chunk_floor_mem.c) */
+            fl->opt = kind == APSOLVE_SCHEDULE_ZBV ? &io : NULL;
             apsolve_chunk_floor_each(fl, kind, v, c->opt.micro_batches, nmax, each);
+            fl->opt = NULL;
             for (int n = 1; n <= nmax; n++)
                 floor = each[n] < floor ? each[n] : floor;
             if (apsolve_chunk_skip(floor, c->opt.micro_batches, bar))
                 continue;
         }
-        io.schedule = kind;
-        io.virtual_stages = v;
-        io.whole_chunks = 1;
         e = chunk_solve(db, cr, c, &io, sh, &cs, have_floor ? each : NULL, want, nmax, verdict,
                         bar, fl, &il, &keeps, &price);
         if (e == APSOLVE_EINFEASIBLE) {

@@ -166,7 +166,35 @@ typedef struct ApsolveStageFloor {
     const ApsolveProblem *p;
     double *g;                        /* scratch, 3 (L + 1) */
     int roots;                        /* root and x made (apsolve_stage_floor_roots) */
+    /* NULL, or the options of the search the floor is for (session_search.c
+     * try_chunks): ZB-V's device paths then take the memory rule and one
+     * config per stage (chunk_floor_mem.c) */
+    const ApsolveOptions *opt;
 } ApsolveStageFloor;
+/* chunk_floor_mem.c: one kept config of a range on a submesh, its f, b - w,
+ * w, f + b - w and fit count u (over the count family's in-flight values) */
+typedef struct ApsolveZbCfg {
+    double f, bw, w, x;
+    int u;
+} ApsolveZbCfg;
+/* Per (i, j, submesh s) of whole chunks, the configs of cost <= f->tau a
+ * count's DP may use, dominated ones left out: cfg[at[c] .. at[c + 1]) for
+ * c = (i L + j) S + s; config of fit u allowed at stage r (0-based from
+ * layer 0) of n stages iff !on or n - r - 1 <= bound[n (nf + 1) + u]. */
+typedef struct ApsolveZbLists {
+    size_t *at;
+    ApsolveZbCfg *cfg;
+    int *bound;
+    int nf, nmax, on;
+} ApsolveZbLists;
+int apsolve_zb_lists_build(ApsolveZbLists *z, const ApsolveStageFloor *f,
+                           const ApsolveOptions *opt, int v, int nmax);
+void apsolve_zb_lists_free(ApsolveZbLists *z);
+static inline int apsolve_zb_allowed(const ApsolveZbLists *z, int u, int n, int r)
+{
+    return !z->on || n > z->nmax ||
+           (long)n - r - 1 <= (long)z->bound[(size_t)n * ((size_t)z->nf + 1) + (size_t)u];
+}
 /* search_bar.c: apsolve_chunk_bar (session_int.h) with f (NULL, or a
  * floor of p) to skip the ranges none of whose entries is cheap enough. */
 double apsolve_chunk_bar_floor(const ApsolveProblem *p, const ApsolveOptions *o, double best,
