@@ -263,8 +263,7 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
                       int vmax, int verdict, ApsolveDpShared *sh, ApsolveStageFloor *fl,
                       ChunkRun *cr, int fam)
 {
-    /* *pl NULL (plain_search): no plan to beat yet; cr: the plan to beat
-     * chunked priced */
+    /* *pl NULL (plain_search): no plan to beat yet; cr: that plan chunked priced */
     double best = cr ? cr->base : *pl ? apsolve_full_price(db, c->sweep, *pl) : INFINITY,
            B = c->opt.micro_batches;
     int nmax = c->p->num_layers < c->p->num_devices ? c->p->num_layers : c->p->num_devices;
@@ -303,8 +302,7 @@ static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, in
                 apsolve_stage_floor_roots(fl);
                 apsolve_stage_floor_under(fl, bar / B * (1 + 1e-9));
             }
-            /* ZB-V's device paths under the search's memory rule
-             * (chunk_floor_mem.c) */
+            /* ZB-V's device paths under the memory rule (chunk_floor_mem.c) */
             fl->opt = kind == APSOLVE_SCHEDULE_ZBV ? &io : NULL;
             apsolve_chunk_floor_each(fl, kind, v, c->opt.micro_batches, nmax, each);
             fl->opt = NULL;
