@@ -51,12 +51,6 @@
 #include "dp_int.h"
 #include "solver_int.h"
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 void apsolve_zb_lists_free(ApsolveZbLists *z)
 {
     free(z->at);
@@ -65,14 +59,13 @@ void apsolve_zb_lists_free(ApsolveZbLists *z)
     memset(z, 0, sizeof *z);
 }
 
-/* The count family's fv and bound (dp_prep.c apsolve_dp_family_init, the
- * same steps): 0, or -1 when the memory rule is off for the DP's family
- * (every entry then allowed here). */
+/* The count family's fv and bound (dp_prep.c apsolve_count_ranks, as
+ * apsolve_dp_family_init makes them): 0, or -1 when the memory rule is
+ * off for the DP's family (every entry then allowed here). */
 static int family_bounds(ApsolveZbLists *z, const ApsolveProblem *p, const ApsolveOptions *opt,
                          int nmax, double **fvp)
 {
-    int ns[APSOLVE_MAX_LAYERS], count = 0, all, nf = 0, *rank = NULL, top = 0;
-    double *fv = NULL;
+    int ns[APSOLVE_MAX_LAYERS], count = 0, all, *rank = NULL;
     if (!p->memory || opt->ignore_memory || opt->inference)
         return -1;
     all = apsolve_dp_valid_counts(p, opt, apsolve_virtual(opt), ns); /* as counts_family */
@@ -81,65 +74,16 @@ static int family_bounds(ApsolveZbLists *z, const ApsolveProblem *p, const Apsol
             ns[count++] = ns[q];
     if (count < 1)
         return -1;
-    top = ns[count - 1];
-    fv = malloc((size_t)top * (size_t)count * sizeof *fv);
-    rank = malloc(((size_t)top + 1) * (size_t)top * sizeof *rank);
-    if (!fv || !rank)
-        goto off;
-    for (int q = 0; q < count; q++)
-        for (int k = 0; k < ns[q]; k++) {
-            double x = apsolve_in_flight(opt, ns[q], k);
-            if (isnan(x))
-                goto off;
-            fv[nf++] = x;
-        }
-    qsort(fv, (size_t)nf, sizeof *fv, cmp_dbl);
-    z->nf = 0;
-    for (int k = 0; k < nf; k++)
-        if (z->nf == 0 || fv[k] != fv[z->nf - 1])
-            fv[z->nf++] = fv[k];
-    for (int q = 0; q < count; q++)
-        for (int k = 0; k < ns[q]; k++) {
-            double x = apsolve_in_flight(opt, ns[q], k);
-            const double *hit = bsearch(&x, fv, (size_t)z->nf, sizeof *fv, cmp_dbl);
-            rank[(size_t)ns[q] * (size_t)top + (size_t)k] = (int)(hit - fv);
-        }
-    z->nmax = top;
-    z->bound = malloc(((size_t)top + 1) * ((size_t)z->nf + 1) * sizeof *z->bound);
-    if (!z->bound)
-        goto off;
-    for (size_t k = 0; k < ((size_t)top + 1) * ((size_t)z->nf + 1); k++)
-        z->bound[k] = APSOLVE_UNBOUNDED; /* not a count: nothing known, all allowed */
-    for (int q = 0; q < count; q++) {
-        int n = ns[q];
-        const int *r = rank + (size_t)n * (size_t)top;
-        for (int u = 0; u <= z->nf; u++) {
-            int lo = 1, hi = n, m;
-            if (r[n - 1] >= u) {
-                m = -1;
-            } else {
-                while (lo < hi) {
-                    int mid = lo + (hi - lo + 1) / 2;
-                    if (r[n - mid] < u)
-                        lo = mid;
-                    else
-                        hi = mid - 1;
-                }
-                m = lo == n ? APSOLVE_UNBOUNDED : lo - 1;
-            }
-            z->bound[(size_t)n * ((size_t)z->nf + 1) + (size_t)u] = m;
-        }
+    z->nmax = ns[count - 1];
+    /* not a count: nothing known, all allowed */
+    if (apsolve_count_ranks(opt, ns, count, z->nmax, APSOLVE_UNBOUNDED, fvp, &z->nf, &rank,
+                            &z->bound) != APSOLVE_OK) {
+        z->bound = NULL;
+        z->nf = 0;
+        return -1;
     }
     free(rank);
-    *fvp = fv;
     return 0;
-off:
-    free(fv);
-    free(rank);
-    free(z->bound);
-    z->bound = NULL;
-    z->nf = 0;
-    return -1;
 }
 
 /* Whether config c dominates d (the file comment). */

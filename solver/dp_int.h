@@ -184,6 +184,17 @@ int apsolve_dp_shared_ready(ApsolveDpShared *sh, const ApsolveProblem *p,
 /* The FULL objective's apply limits of sh's problem (kept in sh). */
 int apsolve_dp_apply_limits(ApsolveDpShared *sh, const ApsolveProblem *p,
                             const ApsolveOptions *opt, const double **vals, size_t *n_vals);
+/* The memory rule's ranks over the stage counts ns[0..count) (ascending,
+ * at most nmax), one rule for the DP's count family and ZB-V's floor
+ * (chunk_floor_mem.c): *fvp the distinct in-flight counts ascending
+ * (*nfp of them); *rankp [(nmax + 1) nmax], count (n, k)'s rank in them;
+ * *boundp [(nmax + 1) (nf + 1)], the bound at n of an entry fitting u
+ * counts (apsolve_entry_mnss's bisection, "fits" read as rank < u),
+ * `unset` at an n not in ns. APSOLVE_OK (the arrays the caller's to
+ * free), 1 when an in-flight count is not defined (nothing made) or
+ * APSOLVE_ENOMEM. */
+int apsolve_count_ranks(const ApsolveOptions *opt, const int *ns, int count, int nmax, int unset,
+                        double **fvp, int *nfp, int **rankp, int **boundp);
 /* The family of opt's schedule over the stage counts ns[0..count). */
 int apsolve_dp_family_init(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProblem *p,
                            const ApsolveOptions *opt, const int *ns, int count);

@@ -39,12 +39,6 @@
 #include "grow.h"
 #include "solver_int.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* (cost, config) ascending: a total order on a block's items (finite
  * costs, one item per config), so any sort gives the one sequence. */
 static int item_before(const DpItem *x, const DpItem *y)
@@ -394,7 +388,7 @@ void apsolve_dp_family_free(DpFamily *f)
 int apsolve_dp_family_init(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProblem *p,
                            const ApsolveOptions *opt, const int *ns, int count)
 {
-    int nmax = 0, nf = 0;
+    int nmax = 0;
     memset(f, 0, sizeof *f);
     /* the cases apsolve_entry_mnss answers by the bisection over counts */
     if (!p->memory || opt->ignore_memory || opt->inference || count < 1 ||
@@ -403,62 +397,21 @@ int apsolve_dp_family_init(DpFamily *f, const ApsolveDpShared *sh, const Apsolve
     for (int q = 0; q < count; q++)
         nmax = ns[q] > nmax ? ns[q] : nmax;
     f->nmax = nmax;
-    f->fv = malloc((size_t)nmax * (size_t)count * sizeof *f->fv);
-    f->rank = malloc(((size_t)nmax + 1) * (size_t)nmax * sizeof *f->rank);
     f->fit = malloc((sh->n_items ? sh->n_items : 1) * sizeof *f->fit);
-    if (!f->fv || !f->rank || !f->fit) {
+    if (!f->fit) {
         apsolve_dp_family_free(f);
         return APSOLVE_ENOMEM;
     }
-    for (int q = 0; q < count; q++)
-        for (int k = 0; k < ns[q]; k++) {
-            double x = apsolve_in_flight(opt, ns[q], k);
-            if (isnan(x)) { /* not a count: every entry takes the bisection */
-                apsolve_dp_family_free(f);
-                return APSOLVE_OK;
-            }
-            f->fv[nf++] = x;
-        }
-    qsort(f->fv, (size_t)nf, sizeof *f->fv, cmp_double);
-    f->nf = 0;
-    for (int k = 0; k < nf; k++)
-        if (f->nf == 0 || f->fv[k] != f->fv[f->nf - 1])
-            f->fv[f->nf++] = f->fv[k];
-    for (int q = 0; q < count; q++)
-        for (int k = 0; k < ns[q]; k++) {
-            double x = apsolve_in_flight(opt, ns[q], k);
-            const double *hit = bsearch(&x, f->fv, (size_t)f->nf, sizeof *f->fv, cmp_double);
-            f->rank[(size_t)ns[q] * (size_t)nmax + (size_t)k] = (int)(hit - f->fv);
-        }
-    /* each n's bisection, replayed once per prefix length u: the bound of
-     * every entry that fits u counts (apsolve_entry_mnss's bisection,
-     * "fits" read as rank < u) */
-    f->bound = malloc(((size_t)nmax + 1) * ((size_t)f->nf + 1) * sizeof *f->bound);
-    if (!f->bound) {
+    switch (apsolve_count_ranks(opt, ns, count, nmax, INT_MIN, &f->fv, &f->nf, &f->rank,
+                                &f->bound)) {
+    case APSOLVE_OK:
+        break;
+    case 1: /* not a count: every entry takes the bisection */
+        apsolve_dp_family_free(f);
+        return APSOLVE_OK;
+    default:
         apsolve_dp_family_free(f);
         return APSOLVE_ENOMEM;
-    }
-    for (size_t k = 0; k < ((size_t)nmax + 1) * ((size_t)f->nf + 1); k++)
-        f->bound[k] = INT_MIN; /* not a count of the search */
-    for (int q = 0; q < count; q++) {
-        int n = ns[q];
-        const int *r = f->rank + (size_t)n * (size_t)nmax;
-        for (int u = 0; u <= f->nf; u++) {
-            int lo = 1, hi = n, m;
-            if (r[n - 1] >= u) {
-                m = -1;
-            } else {
-                while (lo < hi) {
-                    int mid = lo + (hi - lo + 1) / 2;
-                    if (r[n - mid] < u)
-                        lo = mid;
-                    else
-                        hi = mid - 1;
-                }
-                m = lo == n ? APSOLVE_UNBOUNDED : lo - 1;
-            }
-            f->bound[(size_t)n * ((size_t)f->nf + 1) + (size_t)u] = m;
-        }
     }
     for (size_t k = 0; k < sh->n_items; k++)
         f->fit[k] = -1; /* not yet known */
