@@ -416,3 +416,34 @@ double oracle_full_floor(const ApsolvePlan *pl)
             return pl->cost;
     return pl->total_cost;
 }
+
+int oracle_chunk_problem(uint64_t *rng, int t, int min_layers, double inf_spread, int passes,
+                         int memory, ApsolveProblem **out)
+{
+    static const int shapes[][2] = {{1, 4}, {2, 4}, {1, 8}, {2, 2}};
+    OracleGen g;
+    ApsolveProblem *p = NULL;
+    int rc;
+    memset(&g, 0, sizeof g);
+    g.layers = min_layers + (int)(oracle_rand(rng) % 9);
+    g.hosts = shapes[t % 4][0];
+    g.gpus = shapes[t % 4][1];
+    g.inf_prob = 0.05 + inf_spread * oracle_uniform(rng);
+    g.mem_prob = 0.5;
+    g.max_limit = 6;
+    g.integer_costs = t % 3 == 1;
+    g.noise = 0.3;
+    g.device_exponent = t % 2 ? 0.7 : 1.0;
+    *out = NULL;
+    rc = oracle_make_problem(&g, rng, &p);
+    if (rc == APSOLVE_OK && passes)
+        rc = oracle_add_passes(p, rng);
+    if (rc == APSOLVE_OK && (memory == 1 || (memory == 2 && t % 2)))
+        rc = oracle_add_memory(p, rng);
+    if (rc != APSOLVE_OK) {
+        apsolve_problem_free(&p);
+        return rc;
+    }
+    *out = p;
+    return APSOLVE_OK;
+}

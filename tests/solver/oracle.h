@@ -54,6 +54,17 @@ int oracle_add_passes(ApsolveProblem *p, uint64_t *rng);
  * capacities unknown). APSOLVE_ENOMEM. */
 int oracle_add_memory(ApsolveProblem *p, uint64_t *rng);
 
+/* The chunked searches' random problems (test_chunk_*.c,
+ * test_zbv_memory_floor.c): cluster t % 4 of 1x4, 2x4, 1x8, 2x2;
+ * min_layers + 0..8 layers; +inf entries with chance 0.05 + inf_spread
+ * times a uniform draw; half the entries limited up to 6; integer costs
+ * when t % 3 == 1; device exponent 0.7 at odd t, else 1. passes: the
+ * entries' fwd/bwd/wgrad (oracle_add_passes); memory: 1 always, 2 at odd
+ * t only, 0 never (oracle_add_memory). APSOLVE_OK or an error (nothing
+ * made). Caller frees. */
+int oracle_chunk_problem(uint64_t *rng, int t, int min_layers, double inf_spread, int passes,
+                         int memory, ApsolveProblem **out);
+
 /* The least full estimate (solver/full_estimate.c) a plan of the full
  * objective can have where no stage straddles (apsolve_sweep_straddle_free):
  * its total_cost when every stage's apply_cost is known (>= 0, finite: the

@@ -85,22 +85,8 @@ static void test_order_rule(void)
 
 static ApsolveProblem *random_problem(uint64_t *rng, int t)
 {
-    static const int shapes[][2] = {{1, 4}, {2, 4}, {1, 8}, {2, 2}};
-    OracleGen g;
     ApsolveProblem *p = NULL;
-    memset(&g, 0, sizeof g);
-    g.layers = 4 + (int)(oracle_rand(rng) % 9);
-    g.hosts = shapes[t % 4][0];
-    g.gpus = shapes[t % 4][1];
-    g.inf_prob = 0.05 + 0.2 * oracle_uniform(rng);
-    g.mem_prob = 0.5;
-    g.max_limit = 6;
-    g.integer_costs = t % 3 == 1;
-    g.noise = 0.3;
-    g.device_exponent = t % 2 ? 0.7 : 1.0;
-    CU_ASSERT_FATAL(oracle_make_problem(&g, rng, &p) == APSOLVE_OK);
-    if (t % 2)
-        CU_ASSERT_FATAL(oracle_add_memory(p, rng) == APSOLVE_OK);
+    CU_ASSERT_FATAL(oracle_chunk_problem(rng, t, 4, 0.2, 0, 2, &p) == APSOLVE_OK);
     return p;
 }
 
