@@ -18,7 +18,7 @@ cases=(
   "8b-alpa|--model llama --preset llama-3-8b --cluster 1x8 --variants alpa"
   "8b-all|--model llama --preset llama-3-8b --cluster 1x8 --variants all"
   "8b-fp8|--model llama --preset llama-3-8b --cluster 1x8 --variants all --fp8"
-  "gpt2-all|--model gpt2 --preset gpt2-small --cluster 1x8 --variants all"
+  "gpt2-all|--model gpt --preset gpt2-small --cluster 1x8 --variants all"
   "8b-levels3|--model llama --preset llama-3-8b --cluster 1x8 --variants alpa --memory-levels 3"
   "8b-2x8|--model llama --preset llama-3-8b --cluster 2x8 --variants all"
   "70b-16L|--model llama --preset llama-3-70b --layers 16 --cluster 8x8 --variants all"
