@@ -18,7 +18,7 @@ med() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 out() {
   "$1" --db "$2" --no-store --format json 2>"$tmp/err" |
     sed 's/"solve_seconds": [0-9.e+-]*//g'
-  sed 's/in [0-9.]* m\{0,1\}s/in T/g' "$tmp/err"
+  sed -e 's/in [0-9.]* m\{0,1\}s/in T/g' -e 's/own DP [0-9.]* ms/own DP T/' "$tmp/err"
 }
 for db in "$@"; do
   : >"$tmp/runs"

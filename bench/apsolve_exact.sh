@@ -27,7 +27,7 @@ out() { # bin db opts...: the output less what differs run to run
   "$bin" --db "$db" --no-store --format json "$@" >"$tmp/json" 2>"$tmp/err"
   rc=$?
   sed 's/"solve_seconds": [0-9.e+-]*//g' "$tmp/json"
-  sed -E 's/(solved )?in [0-9.]+ m{0,1}s/in T/g' "$tmp/err"
+  sed -E -e 's/(solved )?in [0-9.]+ m{0,1}s/in T/g' -e 's/own DP [0-9.]+ ms/own DP T/' "$tmp/err"
   echo "exit $rc"
 }
 bad=0
