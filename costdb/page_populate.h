@@ -15,7 +15,7 @@
 
 /* The bytes populated past the last write, at most: what an array can hold
  * resident but unused at its end. */
-#define CDB_POPULATE_AHEAD ((size_t)1 << 20)
+#define CDB_POPULATE_AHEAD ((size_t)1 << 18)
 
 /* The whole pages of the n bytes at a populated. */
 void cdb_populate(void *a, size_t n);
