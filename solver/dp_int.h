@@ -175,6 +175,9 @@ typedef struct DpFamily {
     DpOpt *lopts;
     int *loff;                        /* [L + 1] */
     int *lsrc;
+    /* The fit counts read so far by memory figures (dp_prep.c, FitMemo):
+     * NULL when it could not be made (every fit then read from its entry). */
+    struct FitMemo *memo;
 } DpFamily;
 
 /* Makes sh hold p's table under opt's objective (kept when it already
