@@ -208,6 +208,14 @@ void apsolve_dp_family_free(DpFamily *f);
 int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                           const ApsolveProblem *p, const ApsolveOptions *opt, int mem_n);
 void apsolve_dp_prep_free(DpPrep *pr);
+/* Sorts a block's items a[0..n) by (cost, config) ascending (finite costs
+ * or NaN, one item per config), tmp holding n items (dp_sort.c). */
+void apsolve_dp_sort_items(DpItem *a, DpItem *tmp, int n);
+/* The same sort of a[0..n) (configs ascending, no NaN cost) that tries
+ * first the order hint[0 .. *hint_n) of configs kept by an earlier call
+ * (made its own when it fails); pos: C ints of -1, left so (dp_sort.c). */
+void apsolve_dp_sort_items_hinted(DpItem *a, DpItem *tmp, int n, int *hint, int *hint_n,
+                                  int *pos);
 /* Sorts n doubles, each >= +0 or +inf (no NaN, no negative, no -0), in
  * place, ascending: their bit patterns order as the values do, so the
  * result is qsort's with a < compare. -1 when out of memory (v unchanged). */

@@ -39,49 +39,8 @@
 #include "grow.h"
 #include "solver_int.h"
 
-/* (cost, config) ascending: a total order on a block's items (finite
- * costs, one item per config), so any sort gives the one sequence. */
-static int item_before(const DpItem *x, const DpItem *y)
-{
-    return x->cost != y->cost ? x->cost < y->cost : x->config < y->config;
-}
-
-/* Sorts a[0..n) by item_before, tmp holding n items: insertion sort on
- * runs of 8, then merges bottom up (qsort's indirect compares were a tenth
- * of a full-space search's table build, which every solve makes). */
-static void sort_items(DpItem *a, DpItem *tmp, int n)
-{
-    enum { RUN = 8 };
-    DpItem *src = a, *dst = tmp;
-    for (int lo = 0; lo < n; lo += RUN) {
-        int hi = lo + RUN < n ? lo + RUN : n;
-        for (int k = lo + 1; k < hi; k++) {
-            DpItem x = a[k];
-            int q = k;
-            for (; q > lo && item_before(&x, &a[q - 1]); q--)
-                a[q] = a[q - 1];
-            a[q] = x;
-        }
-    }
-    for (int w = RUN; w < n; w *= 2) {
-        DpItem *t;
-        for (int lo = 0; lo < n; lo += 2 * w) {
-            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            int x = lo, y = mid, k = lo;
-            while (x < mid && y < hi)
-                dst[k++] = item_before(&src[y], &src[x]) ? src[y++] : src[x++];
-            while (x < mid)
-                dst[k++] = src[x++];
-            while (y < hi)
-                dst[k++] = src[y++];
-        }
-        t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, (size_t)n * sizeof *a);
-}
+/* The most hint slots shared_build keeps (L x S x C ints), else no hints */
+#define SORT_HINT_CELLS ((size_t)1 << 24)
 
 ApsolveDpShared *apsolve_dp_shared_new(void)
 {
@@ -121,6 +80,11 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
     DpItem *tmp = malloc(2 * (size_t)(C ? C : 1) * sizeof *tmp);
     /* apsolve_config_allowed of every (submesh, config), once per table */
     unsigned char *allowed = malloc((size_t)S * (size_t)(C ? C : 1));
+    /* apsolve_dp_sort_items_hinted's hints per (length, submesh), NULL: none */
+    size_t hint_cells = (size_t)L * (size_t)S * (size_t)(C ? C : 1);
+    int *hint = hint_cells <= SORT_HINT_CELLS ? malloc(hint_cells * sizeof *hint) : NULL;
+    int *hint_n = hint ? calloc((size_t)L * (size_t)S, sizeof *hint_n) : NULL;
+    int *pos = hint_n ? malloc((size_t)(C ? C : 1) * sizeof *pos) : NULL;
 
     sh->opts = malloc((max_opts ? max_opts : 1) * sizeof *sh->opts);
     sh->opt_off = malloc((size_t)(L + 1) * sizeof *sh->opt_off);
@@ -135,11 +99,13 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
         for (int c = 0; c < C; c++)
             allowed[(size_t)s * (size_t)C + (size_t)c] =
                 (unsigned char)apsolve_config_allowed(p, opt, s, c);
+    for (int c = 0; pos && c < C; c++)
+        pos[c] = -1;
     for (int i = 0; i < L; i++) {
         sh->opt_off[i] = (int)sh->n_opts;
         for (int j = L - 1; j >= i; j--)
             for (int s = 0; s < S && (!sh->whole_only || apsolve_chunks_whole(opt, i, j)); s++) {
-                int dev = p->submeshes[s].hosts * p->submeshes[s].gpus, nt = 0;
+                int dev = p->submeshes[s].hosts * p->submeshes[s].gpus, nt = 0, nan = 0;
                 if (p->submeshes[s].hosts < 1 || p->submeshes[s].gpus < 1 || dev > D)
                     continue;
                 for (int c = 0; c < C; c++) {
@@ -152,6 +118,7 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
                     cost = apsolve_cell_cost(p, idx, (size_t)s * (size_t)C + (size_t)c);
                     if (isinf(cost))
                         continue;
+                    nan |= isnan(cost);
                     tmp[nt].cost = cost;
                     tmp[nt].mnss = 0;
                     tmp[nt].config = c;
@@ -160,7 +127,13 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
                 }
                 if (!nt)
                     continue;
-                sort_items(tmp, tmp + C, nt);
+                if (pos && !nan) {
+                    size_t h = (size_t)(j - i) * (size_t)S + (size_t)s;
+                    int *order = hint + h * (size_t)C;
+                    apsolve_dp_sort_items_hinted(tmp, tmp + C, nt, order, &hint_n[h], pos);
+                } else {
+                    apsolve_dp_sort_items(tmp, tmp + C, nt);
+                }
                 if (UTIL_GROW(sh->items, cap, sh->n_items + (size_t)nt) < 0 ||
                     UTIL_GROW(sh->apply, cap_apply, sh->n_items + (size_t)nt) < 0)
                     goto fail;
@@ -177,10 +150,16 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
     sh->opt_off[L] = (int)sh->n_opts;
     free(tmp);
     free(allowed);
+    free(hint);
+    free(hint_n);
+    free(pos);
     return APSOLVE_OK;
 fail:
     free(tmp);
     free(allowed);
+    free(hint);
+    free(hint_n);
+    free(pos);
     shared_clear(sh);
     return APSOLVE_ENOMEM;
 }
@@ -199,52 +178,6 @@ int apsolve_dp_shared_ready(ApsolveDpShared *sh, const ApsolveProblem *p,
     sh->full = full;
     sh->built = 1;
     return APSOLVE_OK;
-}
-
-/* dp_int.h: an LSD radix sort on the bit patterns (8-bit digits, a pass
- * skipped where every key shares its digit), in O(n) rather than the
- * O(n log n) indirect compares that made qsort the search's top cost on a
- * full-space database. */
-int apsolve_dp_sort_nonneg(double *v, size_t n)
-{
-    uint64_t *a, *b, *t;
-    size_t hist[8][256];
-    if (n < 2)
-        return 0;
-    a = malloc(n * sizeof *a);
-    b = malloc(n * sizeof *b);
-    if (!a || !b) {
-        free(a);
-        free(b);
-        return -1;
-    }
-    memcpy(a, v, n * sizeof *a);
-    /* every digit's counts in one read of the keys: a pass moves the keys
-     * but not their multiset, so its counts are the ones a read before it
-     * would give */
-    memset(hist, 0, sizeof hist);
-    for (size_t k = 0; k < n; k++)
-        for (unsigned d = 0; d < 8; d++)
-            hist[d][(a[k] >> (8 * d)) & 0xff]++;
-    for (unsigned sh = 0; sh < 64; sh += 8) {
-        size_t pos = 0, *cnt = hist[sh / 8];
-        if (cnt[(a[0] >> sh) & 0xff] == n)
-            continue;
-        for (int d = 0; d < 256; d++) {
-            size_t c = cnt[d];
-            cnt[d] = pos;
-            pos += c;
-        }
-        for (size_t k = 0; k < n; k++)
-            b[cnt[(a[k] >> sh) & 0xff]++] = a[k];
-        t = a;
-        a = b;
-        b = t;
-    }
-    memcpy(v, a, n * sizeof *v);
-    free(a);
-    free(b);
-    return 0;
 }
 
 /* The distinct values among keys added (KeySet): an open-addressing set on
