@@ -224,6 +224,25 @@ int apsolve_dp_sort_nonneg(double *v, size_t n);
 /* Fills the live states of dp (its options made): live, live_off,
  * livebits, nz, nz_cnt, stamp. APSOLVE_OK or APSOLVE_ENOMEM. */
 int apsolve_dp_live(Dp *dp);
+
+/* The live states of the last Dp made by apsolve_dp_live_kept, with what
+ * they were made from (dp_rows.c): the options' rows, ends and devices and
+ * the Dp's shape. ok 0: none kept. Zeroed to start. */
+typedef struct DpLiveKeep {
+    int ok, L, D, NS, dense, levels;
+    size_t n_opts;
+    int *opt_off;                     /* [L + 1] */
+    int *end_dev;                     /* [2 n_opts]: each option's end and dev */
+    int *live, *live_off;
+    uint64_t *livebits;
+    int16_t *ncap;                    /* NULL when dense */
+} DpLiveKeep;
+
+/* apsolve_dp_live, its states copied from keep when they were made there
+ * from the same options' rows, ends and devices and the same shape, else
+ * made and kept there. */
+int apsolve_dp_live_kept(Dp *dp, DpLiveKeep *keep);
+void apsolve_dp_live_keep_free(DpLiveKeep *keep);
 /* The rows L-1 .. 0 of one threshold DP at t: frontiers of every live state
  * (of at most dp->ncap stages: dp_rows.c, dp_stage_caps). */
 void apsolve_dp_rows(Dp *dp, double t);
