@@ -200,28 +200,36 @@ static size_t keyset_home(uint64_t b, size_t cap)
     return (size_t)b & (cap - 1);
 }
 
-static int keyset_add(KeySet *ks, double x)
+/* Makes ks twice as large (its first 4096 slots), its keys moved. */
+static __attribute__((noinline)) int keyset_grow(KeySet *ks)
+{
+    size_t cap = ks->cap ? 2 * ks->cap : 4096;
+    uint64_t *slot = malloc(cap * sizeof *slot);
+    if (!slot)
+        return -1;
+    memset(slot, 0xff, cap * sizeof *slot);
+    for (size_t k = 0; k < ks->cap; k++)
+        if (ks->slot[k] != KEYSET_EMPTY) {
+            size_t g = keyset_home(ks->slot[k], cap);
+            while (slot[g] != KEYSET_EMPTY)
+                g = (g + 1) & (cap - 1);
+            slot[g] = ks->slot[k];
+        }
+    free(ks->slot);
+    ks->slot = slot;
+    ks->cap = cap;
+    return 0;
+}
+
+/* Adds x to ks (inlined in the table's loop: the call itself was a third
+ * of its cost; the rehash, rare, is keyset_grow's). */
+static inline int keyset_add(KeySet *ks, double x)
 {
     uint64_t b;
     size_t h;
     memcpy(&b, &x, sizeof b);
-    if (2 * (ks->n + 1) > ks->cap) { /* rehash into twice the slots */
-        size_t cap = ks->cap ? 2 * ks->cap : 4096;
-        uint64_t *slot = malloc(cap * sizeof *slot);
-        if (!slot)
-            return -1;
-        memset(slot, 0xff, cap * sizeof *slot);
-        for (size_t k = 0; k < ks->cap; k++)
-            if (ks->slot[k] != KEYSET_EMPTY) {
-                size_t g = keyset_home(ks->slot[k], cap);
-                while (slot[g] != KEYSET_EMPTY)
-                    g = (g + 1) & (cap - 1);
-                slot[g] = ks->slot[k];
-            }
-        free(ks->slot);
-        ks->slot = slot;
-        ks->cap = cap;
-    }
+    if (2 * (ks->n + 1) > ks->cap && keyset_grow(ks) < 0) /* rehash into twice the slots */
+        return -1;
     for (h = keyset_home(b, ks->cap); ks->slot[h] != KEYSET_EMPTY; h = (h + 1) & (ks->cap - 1))
         if (ks->slot[h] == b)
             return 0;
@@ -412,31 +420,37 @@ static size_t fit_memo_slot(const ApsolveMemory *m)
     return (size_t)((h * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - FIT_MEMO_BITS));
 }
 
+/* item_fit's work when the fit is not known yet: from the memo, else
+ * worked out (kept out of line: item_fit's known fits are most calls). */
+static __attribute__((noinline)) int item_fit_read(DpFamily *f, BudgetMemo *b,
+                                                   const ApsolveProblem *p,
+                                                   const ApsolveOptions *opt, size_t k, size_t idx)
+{
+    const ApsolveMemory *m = apsolve_memory_at(p, idx);
+    FitMemo *e;
+    if (m->intermediate < 0) { /* not a prefix: the bisection, always */
+        f->fit[k] = FIT_NONE;
+        return f->fit[k];
+    }
+    e = f->memo ? &f->memo[fit_memo_slot(m)] : NULL;
+    if (e && e->used && e->peak == m->peak && e->intermediate == m->intermediate &&
+        e->initial == m->initial && e->avail == m->avail) {
+        f->fit[k] = e->fit;
+        return f->fit[k];
+    }
+    f->fit[k] = apsolve_entry_fit_prefix(m, opt, memo_budget(b, opt, m->avail), f->fv, f->nf);
+    if (e)
+        *e = (FitMemo){m->peak, m->intermediate, m->initial, m->avail, f->fit[k], 1};
+    return f->fit[k];
+}
+
 /* The fit count of shared item k (entry idx) in family f (on, with
  * memory): the length of the prefix of its counts the entry fits, or
  * FIT_NONE for a negative intermediate; read once, then kept. */
-static int item_fit(DpFamily *f, BudgetMemo *b, const ApsolveProblem *p,
-                    const ApsolveOptions *opt, size_t k, size_t idx)
+static inline int item_fit(DpFamily *f, BudgetMemo *b, const ApsolveProblem *p,
+                           const ApsolveOptions *opt, size_t k, size_t idx)
 {
-    if (f->fit[k] == -1) {
-        const ApsolveMemory *m = apsolve_memory_at(p, idx);
-        FitMemo *e;
-        if (m->intermediate < 0) { /* not a prefix: the bisection, always */
-            f->fit[k] = FIT_NONE;
-            return f->fit[k];
-        }
-        e = f->memo ? &f->memo[fit_memo_slot(m)] : NULL;
-        if (e && e->used && e->peak == m->peak && e->intermediate == m->intermediate &&
-            e->initial == m->initial && e->avail == m->avail) {
-            f->fit[k] = e->fit;
-            return f->fit[k];
-        }
-        f->fit[k] =
-            apsolve_entry_fit_prefix(m, opt, memo_budget(b, opt, m->avail), f->fv, f->nf);
-        if (e)
-            *e = (FitMemo){m->peak, m->intermediate, m->initial, m->avail, f->fit[k], 1};
-    }
-    return f->fit[k];
+    return f->fit[k] != -1 ? f->fit[k] : item_fit_read(f, b, p, opt, k, idx);
 }
 
 /* The bound of shared item k (entry idx) for a plan of n stages, through
