@@ -163,6 +163,15 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
 {
     const ApsolveProblem *p = f->p;
     int L = p->num_layers, S = p->num_submeshes;
+    /* The last pass's least cost of each (i, j, s) over its entries of
+     * cost <= its tau (x's fifth table, every range i <= j written by a
+     * pass that ended), read at a lower tau only (the first pass, from
+     * apsolve_stage_floor_roots, is at +inf): a submesh whose least was
+     * above tau has no entry of cost <= tau now, each such entry having
+     * been one of cost <= the last tau, so its configs are passed over
+     * below whole, as one by one they would be. A NaN cost would have
+     * ended the first pass (-1, no pass after it). */
+    const double *least = f->x && tau < f->tau ? f->x + 4 * (size_t)L * L * S : NULL;
     f->tau = tau;
     f->fill = 0;
     for (int i = 0; i < L; i++)
@@ -182,7 +191,8 @@ static int fill_roots(ApsolveStageFloor *f, double tau)
             for (int s = 0; s < S; s++) {
                 double d = (double)p->submeshes[s].hosts * p->submeshes[s].gpus, xs = INFINITY,
                        fs = INFINITY, bs = INFINITY, ws = INFINITY, cs = INFINITY;
-                for (int k = 0; k < p->num_configs; k++) {
+                int none = least && least[((size_t)i * L + j) * S + s] > tau;
+                for (int k = 0; k < p->num_configs && !none; k++) {
                     size_t idx = apsolve_index(p, i, j, s, k);
                     double c = apsolve_cell_cost(p, idx, (size_t)s * p->num_configs + k), fw,
                            bw, wg;

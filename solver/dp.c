@@ -323,7 +323,7 @@ void apsolve_dp_free(Dp *dp)
  * (apsolve_solve_below). */
 static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, const DpPrep *pr,
                       double limit, int mem_n, int exact_n, int dense, DpCut cut,
-                      ApsolvePlan **out, long *evals, long *cands)
+                      DpLiveKeep *keep, ApsolvePlan **out, long *evals, long *cands)
 {
     Dp dp;
     double ginf;
@@ -362,7 +362,8 @@ static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, const 
         rc = APSOLVE_EINFEASIBLE;
         goto cleanup;
     }
-    rc = apsolve_dp_live(&dp);
+    /* keep: the live states of the last limit's Dp (dp_rows.c) */
+    rc = keep ? apsolve_dp_live_kept(&dp, keep) : apsolve_dp_live(&dp);
     if (!rc)
         rc = apsolve_dp_tables(&dp);
     if (rc)
@@ -406,6 +407,7 @@ typedef struct ApplySearch {
     ApsolvePlan *best;
     long evals, cands;
     int err;
+    DpLiveKeep keep;                  /* the live states of its last Dp */
 } ApplySearch;
 
 static void apply_keep(ApplySearch *as, ApsolvePlan *pl)
@@ -427,7 +429,7 @@ static double apply_eval(ApplySearch *as, size_t k)
     int rc;
     assert(k < as->n_vals);
     rc = solve_core(as->p, as->opt, as->prep, as->vals[k], as->mem_n, as->exact_n, as->dense,
-                    as->cut, &pl, &as->evals, &as->cands);
+                    as->cut, &as->keep, &pl, &as->evals, &as->cands);
     if (rc == APSOLVE_EINFEASIBLE)
         return INFINITY;
     if (rc) {
@@ -502,7 +504,7 @@ int apsolve_dp_solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
         sh->prep_n = mem_n;
     }
     if (opt->objective != APSOLVE_OBJECTIVE_FULL || opt->inference)
-        return solve_core(p, opt, prep, INFINITY, mem_n, exact_n, dense, cut, out, evals,
+        return solve_core(p, opt, prep, INFINITY, mem_n, exact_n, dense, cut, NULL, out, evals,
                           cands);
     memset(&as, 0, sizeof as);
     as.p = p;
@@ -519,6 +521,7 @@ int apsolve_dp_solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
     top = apply_eval(&as, as.n_vals - 1);
     if (!as.err && !isinf(top))
         apply_search(&as, -1, INFINITY, (long)as.n_vals - 1, top);
+    apsolve_dp_live_keep_free(&as.keep);
     *evals += as.evals;
     if (as.cands > *cands)
         *cands = as.cands;

@@ -175,6 +175,9 @@ typedef struct DpFamily {
     DpOpt *lopts;
     int *loff;                        /* [L + 1] */
     int *lsrc;
+    /* The fit counts read so far by memory figures (dp_prep.c, FitMemo):
+     * NULL when it could not be made (every fit then read from its entry). */
+    struct FitMemo *memo;
 } DpFamily;
 
 /* Makes sh hold p's table under opt's objective (kept when it already
@@ -205,6 +208,14 @@ void apsolve_dp_family_free(DpFamily *f);
 int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                           const ApsolveProblem *p, const ApsolveOptions *opt, int mem_n);
 void apsolve_dp_prep_free(DpPrep *pr);
+/* Sorts a block's items a[0..n) by (cost, config) ascending (finite costs
+ * or NaN, one item per config), tmp holding n items (dp_sort.c). */
+void apsolve_dp_sort_items(DpItem *a, DpItem *tmp, int n);
+/* The same sort of a[0..n) (configs ascending, no NaN cost) that tries
+ * first the order hint[0 .. *hint_n) of configs kept by an earlier call
+ * (made its own when it fails); pos: C ints of -1, left so (dp_sort.c). */
+void apsolve_dp_sort_items_hinted(DpItem *a, DpItem *tmp, int n, int *hint, int *hint_n,
+                                  int *pos);
 /* Sorts n doubles, each >= +0 or +inf (no NaN, no negative, no -0), in
  * place, ascending: their bit patterns order as the values do, so the
  * result is qsort's with a < compare. -1 when out of memory (v unchanged). */
@@ -213,6 +224,25 @@ int apsolve_dp_sort_nonneg(double *v, size_t n);
 /* Fills the live states of dp (its options made): live, live_off,
  * livebits, nz, nz_cnt, stamp. APSOLVE_OK or APSOLVE_ENOMEM. */
 int apsolve_dp_live(Dp *dp);
+
+/* The live states of the last Dp made by apsolve_dp_live_kept, with what
+ * they were made from (dp_rows.c): the options' rows, ends and devices and
+ * the Dp's shape. ok 0: none kept. Zeroed to start. */
+typedef struct DpLiveKeep {
+    int ok, L, D, NS, dense, levels;
+    size_t n_opts;
+    int *opt_off;                     /* [L + 1] */
+    int *end_dev;                     /* [2 n_opts]: each option's end and dev */
+    int *live, *live_off;
+    uint64_t *livebits;
+    int16_t *ncap;                    /* NULL when dense */
+} DpLiveKeep;
+
+/* apsolve_dp_live, its states copied from keep when they were made there
+ * from the same options' rows, ends and devices and the same shape, else
+ * made and kept there. */
+int apsolve_dp_live_kept(Dp *dp, DpLiveKeep *keep);
+void apsolve_dp_live_keep_free(DpLiveKeep *keep);
 /* The rows L-1 .. 0 of one threshold DP at t: frontiers of every live state
  * (of at most dp->ncap stages: dp_rows.c, dp_stage_caps). */
 void apsolve_dp_rows(Dp *dp, double t);

@@ -39,49 +39,8 @@
 #include "grow.h"
 #include "solver_int.h"
 
-/* (cost, config) ascending: a total order on a block's items (finite
- * costs, one item per config), so any sort gives the one sequence. */
-static int item_before(const DpItem *x, const DpItem *y)
-{
-    return x->cost != y->cost ? x->cost < y->cost : x->config < y->config;
-}
-
-/* Sorts a[0..n) by item_before, tmp holding n items: insertion sort on
- * runs of 8, then merges bottom up (qsort's indirect compares were a tenth
- * of a full-space search's table build, which every solve makes). */
-static void sort_items(DpItem *a, DpItem *tmp, int n)
-{
-    enum { RUN = 8 };
-    DpItem *src = a, *dst = tmp;
-    for (int lo = 0; lo < n; lo += RUN) {
-        int hi = lo + RUN < n ? lo + RUN : n;
-        for (int k = lo + 1; k < hi; k++) {
-            DpItem x = a[k];
-            int q = k;
-            for (; q > lo && item_before(&x, &a[q - 1]); q--)
-                a[q] = a[q - 1];
-            a[q] = x;
-        }
-    }
-    for (int w = RUN; w < n; w *= 2) {
-        DpItem *t;
-        for (int lo = 0; lo < n; lo += 2 * w) {
-            int mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
-            int x = lo, y = mid, k = lo;
-            while (x < mid && y < hi)
-                dst[k++] = item_before(&src[y], &src[x]) ? src[y++] : src[x++];
-            while (x < mid)
-                dst[k++] = src[x++];
-            while (y < hi)
-                dst[k++] = src[y++];
-        }
-        t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != a)
-        memcpy(a, src, (size_t)n * sizeof *a);
-}
+/* The most hint slots shared_build keeps (L x S x C ints), else no hints */
+#define SORT_HINT_CELLS ((size_t)1 << 24)
 
 ApsolveDpShared *apsolve_dp_shared_new(void)
 {
@@ -121,6 +80,11 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
     DpItem *tmp = malloc(2 * (size_t)(C ? C : 1) * sizeof *tmp);
     /* apsolve_config_allowed of every (submesh, config), once per table */
     unsigned char *allowed = malloc((size_t)S * (size_t)(C ? C : 1));
+    /* apsolve_dp_sort_items_hinted's hints per (length, submesh), NULL: none */
+    size_t hint_cells = (size_t)L * (size_t)S * (size_t)(C ? C : 1);
+    int *hint = hint_cells <= SORT_HINT_CELLS ? malloc(hint_cells * sizeof *hint) : NULL;
+    int *hint_n = hint ? calloc((size_t)L * (size_t)S, sizeof *hint_n) : NULL;
+    int *pos = hint_n ? malloc((size_t)(C ? C : 1) * sizeof *pos) : NULL;
 
     sh->opts = malloc((max_opts ? max_opts : 1) * sizeof *sh->opts);
     sh->opt_off = malloc((size_t)(L + 1) * sizeof *sh->opt_off);
@@ -135,11 +99,13 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
         for (int c = 0; c < C; c++)
             allowed[(size_t)s * (size_t)C + (size_t)c] =
                 (unsigned char)apsolve_config_allowed(p, opt, s, c);
+    for (int c = 0; pos && c < C; c++)
+        pos[c] = -1;
     for (int i = 0; i < L; i++) {
         sh->opt_off[i] = (int)sh->n_opts;
         for (int j = L - 1; j >= i; j--)
             for (int s = 0; s < S && (!sh->whole_only || apsolve_chunks_whole(opt, i, j)); s++) {
-                int dev = p->submeshes[s].hosts * p->submeshes[s].gpus, nt = 0;
+                int dev = p->submeshes[s].hosts * p->submeshes[s].gpus, nt = 0, nan = 0;
                 if (p->submeshes[s].hosts < 1 || p->submeshes[s].gpus < 1 || dev > D)
                     continue;
                 for (int c = 0; c < C; c++) {
@@ -152,6 +118,7 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
                     cost = apsolve_cell_cost(p, idx, (size_t)s * (size_t)C + (size_t)c);
                     if (isinf(cost))
                         continue;
+                    nan |= isnan(cost);
                     tmp[nt].cost = cost;
                     tmp[nt].mnss = 0;
                     tmp[nt].config = c;
@@ -160,7 +127,13 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
                 }
                 if (!nt)
                     continue;
-                sort_items(tmp, tmp + C, nt);
+                if (pos && !nan) {
+                    size_t h = (size_t)(j - i) * (size_t)S + (size_t)s;
+                    int *order = hint + h * (size_t)C;
+                    apsolve_dp_sort_items_hinted(tmp, tmp + C, nt, order, &hint_n[h], pos);
+                } else {
+                    apsolve_dp_sort_items(tmp, tmp + C, nt);
+                }
                 if (UTIL_GROW(sh->items, cap, sh->n_items + (size_t)nt) < 0 ||
                     UTIL_GROW(sh->apply, cap_apply, sh->n_items + (size_t)nt) < 0)
                     goto fail;
@@ -177,10 +150,16 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
     sh->opt_off[L] = (int)sh->n_opts;
     free(tmp);
     free(allowed);
+    free(hint);
+    free(hint_n);
+    free(pos);
     return APSOLVE_OK;
 fail:
     free(tmp);
     free(allowed);
+    free(hint);
+    free(hint_n);
+    free(pos);
     shared_clear(sh);
     return APSOLVE_ENOMEM;
 }
@@ -199,48 +178,6 @@ int apsolve_dp_shared_ready(ApsolveDpShared *sh, const ApsolveProblem *p,
     sh->full = full;
     sh->built = 1;
     return APSOLVE_OK;
-}
-
-/* dp_int.h: an LSD radix sort on the bit patterns (8-bit digits, a pass
- * skipped where every key shares its digit), in O(n) rather than the
- * O(n log n) indirect compares that made qsort the search's top cost on a
- * full-space database. */
-int apsolve_dp_sort_nonneg(double *v, size_t n)
-{
-    uint64_t *a, *b, *t;
-    size_t cnt[256];
-    if (n < 2)
-        return 0;
-    a = malloc(n * sizeof *a);
-    b = malloc(n * sizeof *b);
-    if (!a || !b) {
-        free(a);
-        free(b);
-        return -1;
-    }
-    memcpy(a, v, n * sizeof *a);
-    for (unsigned sh = 0; sh < 64; sh += 8) {
-        size_t pos = 0;
-        memset(cnt, 0, sizeof cnt);
-        for (size_t k = 0; k < n; k++)
-            cnt[(a[k] >> sh) & 0xff]++;
-        if (cnt[(a[0] >> sh) & 0xff] == n)
-            continue;
-        for (int d = 0; d < 256; d++) {
-            size_t c = cnt[d];
-            cnt[d] = pos;
-            pos += c;
-        }
-        for (size_t k = 0; k < n; k++)
-            b[cnt[(a[k] >> sh) & 0xff]++] = a[k];
-        t = a;
-        a = b;
-        b = t;
-    }
-    memcpy(v, a, n * sizeof *v);
-    free(a);
-    free(b);
-    return 0;
 }
 
 /* The distinct values among keys added (KeySet): an open-addressing set on
@@ -263,28 +200,36 @@ static size_t keyset_home(uint64_t b, size_t cap)
     return (size_t)b & (cap - 1);
 }
 
-static int keyset_add(KeySet *ks, double x)
+/* Makes ks twice as large (its first 4096 slots), its keys moved. */
+static __attribute__((noinline)) int keyset_grow(KeySet *ks)
+{
+    size_t cap = ks->cap ? 2 * ks->cap : 4096;
+    uint64_t *slot = malloc(cap * sizeof *slot);
+    if (!slot)
+        return -1;
+    memset(slot, 0xff, cap * sizeof *slot);
+    for (size_t k = 0; k < ks->cap; k++)
+        if (ks->slot[k] != KEYSET_EMPTY) {
+            size_t g = keyset_home(ks->slot[k], cap);
+            while (slot[g] != KEYSET_EMPTY)
+                g = (g + 1) & (cap - 1);
+            slot[g] = ks->slot[k];
+        }
+    free(ks->slot);
+    ks->slot = slot;
+    ks->cap = cap;
+    return 0;
+}
+
+/* Adds x to ks (inlined in the table's loop: the call itself was a third
+ * of its cost; the rehash, rare, is keyset_grow's). */
+static inline int keyset_add(KeySet *ks, double x)
 {
     uint64_t b;
     size_t h;
     memcpy(&b, &x, sizeof b);
-    if (2 * (ks->n + 1) > ks->cap) { /* rehash into twice the slots */
-        size_t cap = ks->cap ? 2 * ks->cap : 4096;
-        uint64_t *slot = malloc(cap * sizeof *slot);
-        if (!slot)
-            return -1;
-        memset(slot, 0xff, cap * sizeof *slot);
-        for (size_t k = 0; k < ks->cap; k++)
-            if (ks->slot[k] != KEYSET_EMPTY) {
-                size_t g = keyset_home(ks->slot[k], cap);
-                while (slot[g] != KEYSET_EMPTY)
-                    g = (g + 1) & (cap - 1);
-                slot[g] = ks->slot[k];
-            }
-        free(ks->slot);
-        ks->slot = slot;
-        ks->cap = cap;
-    }
+    if (2 * (ks->n + 1) > ks->cap && keyset_grow(ks) < 0) /* rehash into twice the slots */
+        return -1;
     for (h = keyset_home(b, ks->cap); ks->slot[h] != KEYSET_EMPTY; h = (h + 1) & (ks->cap - 1))
         if (ks->slot[h] == b)
             return 0;
@@ -373,6 +318,26 @@ nomem:
     return APSOLVE_ENOMEM;
 }
 
+/* The fit counts a family has worked out, by memory figures (DpFamily.memo).
+ * A fit count (apsolve_entry_fit_prefix) is a pure function of the
+ * entry's figures (peak, initial, intermediate, avail), the options (the
+ * memory rule, and avail's budget, apsolve_search_budget) and the
+ * family's counts fv; within one family the options and the counts are
+ * fixed (DpFamily.fit, kept across its preps, already rests on that), so
+ * entries of equal figures have equal fit counts. The figures repeat
+ * across a model's uniform layers (the ranges of one length on one
+ * submesh and config), so an item whose figures were met before takes
+ * their fit count rather than working it out again (0.67 G instructions
+ * of 2.9 M fits on the 126-layer 405B). A direct-mapped cache: a slot per
+ * hash of the figures, holding the last figures to reach it; a miss works
+ * the fit out as before and takes the slot. */
+typedef struct FitMemo {
+    int64_t peak, intermediate, initial, avail;
+    int fit, used;
+} FitMemo;
+
+enum { FIT_MEMO_BITS = 15, FIT_MEMO_SLOTS = 1 << FIT_MEMO_BITS };
+
 void apsolve_dp_family_free(DpFamily *f)
 {
     free(f->fv);
@@ -382,6 +347,7 @@ void apsolve_dp_family_free(DpFamily *f)
     free(f->lopts);
     free(f->loff);
     free(f->lsrc);
+    free(f->memo);
     memset(f, 0, sizeof *f);
 }
 
@@ -415,6 +381,8 @@ int apsolve_dp_family_init(DpFamily *f, const ApsolveDpShared *sh, const Apsolve
     }
     for (size_t k = 0; k < sh->n_items; k++)
         f->fit[k] = -1; /* not yet known */
+    /* without it every fit is worked out from its entry, as before */
+    f->memo = calloc(FIT_MEMO_SLOTS, sizeof *f->memo);
     f->counts = count;
     f->on = 1;
     return APSOLVE_OK;
@@ -443,21 +411,46 @@ static int64_t memo_budget(BudgetMemo *b, const ApsolveOptions *opt, int64_t ava
     return b->budget;
 }
 
+/* A slot of FitMemo by its figures: a multiplicative hash, its top bits
+ * (a slot shared by other figures only costs a fit worked out again). */
+static size_t fit_memo_slot(const ApsolveMemory *m)
+{
+    uint64_t h = (uint64_t)m->peak ^ (uint64_t)m->initial * 3 ^ (uint64_t)m->intermediate * 5 ^
+                 (uint64_t)m->avail * 7;
+    return (size_t)((h * UINT64_C(0x9E3779B97F4A7C15)) >> (64 - FIT_MEMO_BITS));
+}
+
+/* item_fit's work when the fit is not known yet: from the memo, else
+ * worked out (kept out of line: item_fit's known fits are most calls). */
+static __attribute__((noinline)) int item_fit_read(DpFamily *f, BudgetMemo *b,
+                                                   const ApsolveProblem *p,
+                                                   const ApsolveOptions *opt, size_t k, size_t idx)
+{
+    const ApsolveMemory *m = apsolve_memory_at(p, idx);
+    FitMemo *e;
+    if (m->intermediate < 0) { /* not a prefix: the bisection, always */
+        f->fit[k] = FIT_NONE;
+        return f->fit[k];
+    }
+    e = f->memo ? &f->memo[fit_memo_slot(m)] : NULL;
+    if (e && e->used && e->peak == m->peak && e->intermediate == m->intermediate &&
+        e->initial == m->initial && e->avail == m->avail) {
+        f->fit[k] = e->fit;
+        return f->fit[k];
+    }
+    f->fit[k] = apsolve_entry_fit_prefix(m, opt, memo_budget(b, opt, m->avail), f->fv, f->nf);
+    if (e)
+        *e = (FitMemo){m->peak, m->intermediate, m->initial, m->avail, f->fit[k], 1};
+    return f->fit[k];
+}
+
 /* The fit count of shared item k (entry idx) in family f (on, with
  * memory): the length of the prefix of its counts the entry fits, or
  * FIT_NONE for a negative intermediate; read once, then kept. */
-static int item_fit(DpFamily *f, BudgetMemo *b, const ApsolveProblem *p,
-                    const ApsolveOptions *opt, size_t k, size_t idx)
+static inline int item_fit(DpFamily *f, BudgetMemo *b, const ApsolveProblem *p,
+                           const ApsolveOptions *opt, size_t k, size_t idx)
 {
-    if (f->fit[k] == -1) {
-        const ApsolveMemory *m = apsolve_memory_at(p, idx);
-        if (m->intermediate < 0) /* not a prefix: the bisection, always */
-            f->fit[k] = FIT_NONE;
-        else
-            f->fit[k] = apsolve_entry_fit_prefix(m, opt, memo_budget(b, opt, m->avail), f->fv,
-                                                 f->nf);
-    }
-    return f->fit[k];
+    return f->fit[k] != -1 ? f->fit[k] : item_fit_read(f, b, p, opt, k, idx);
 }
 
 /* The bound of shared item k (entry idx) for a plan of n stages, through

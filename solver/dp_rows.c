@@ -232,6 +232,117 @@ cleanup:
     return rc;
 }
 
+/* apsolve_dp_live's states (live, live_off, livebits, ncap, words) are a
+ * function of the Dp's shape (L, D, NS, dense, levels) and its options'
+ * rows (opt_off), ends and devices alone: the back and forward chains and
+ * the stage caps read nothing else (no item, cost or threshold). So a Dp
+ * whose options match those of the one kept in all of these takes the
+ * kept states, the same ones apsolve_dp_live would make; the arrays each
+ * DP rewrites (nz, nz_cnt, stamp, lim, row_top) are made fresh as there.
+ * An apply search's limits (dp.c, solve_apply) mostly keep every option
+ * of the last limit, their items alone differing (172 of its 217 Dps of
+ * over 1,000 options on the 126-layer 405B). */
+static int live_keep_same(const Dp *dp, const DpLiveKeep *k)
+{
+    int L = dp->L;
+    size_t n_opts = (size_t)dp->opt_off[L];
+    if (!k->ok || k->L != L || k->D != dp->D || k->NS != dp->NS || k->dense != dp->dense ||
+        k->levels != dp->levels || k->n_opts != n_opts)
+        return 0;
+    for (int i = 0; i <= L; i++)
+        if (k->opt_off[i] != dp->opt_off[i])
+            return 0;
+    for (size_t o = 0; o < n_opts; o++)
+        if (k->end_dev[2 * o] != dp->opts[o].end || k->end_dev[2 * o + 1] != dp->opts[o].dev)
+            return 0;
+    return 1;
+}
+
+void apsolve_dp_live_keep_free(DpLiveKeep *k)
+{
+    free(k->opt_off);
+    free(k->end_dev);
+    free(k->live);
+    free(k->live_off);
+    free(k->livebits);
+    free(k->ncap);
+    memset(k, 0, sizeof *k);
+}
+
+/* Keeps dp's states in k (nothing kept when out of memory). */
+static void live_keep_store(const Dp *dp, DpLiveKeep *k)
+{
+    int L = dp->L;
+    size_t n_opts = (size_t)dp->opt_off[L], n = (size_t)dp->live_off[L];
+    size_t bits = (size_t)(L + 1) * dp->words, caps = (size_t)(L + 1) * (size_t)(dp->D + 1);
+    apsolve_dp_live_keep_free(k);
+    k->opt_off = malloc((size_t)(L + 1) * sizeof *k->opt_off);
+    k->end_dev = malloc((2 * n_opts + 1) * sizeof *k->end_dev);
+    k->live = malloc((n + 1) * sizeof *k->live);
+    k->live_off = malloc((size_t)(L + 2) * sizeof *k->live_off);
+    k->livebits = malloc(bits * sizeof *k->livebits);
+    k->ncap = dp->ncap ? malloc(caps * sizeof *k->ncap) : NULL;
+    if (!k->opt_off || !k->end_dev || !k->live || !k->live_off || !k->livebits ||
+        (dp->ncap && !k->ncap)) {
+        apsolve_dp_live_keep_free(k);
+        return;
+    }
+    memcpy(k->opt_off, dp->opt_off, (size_t)(L + 1) * sizeof *k->opt_off);
+    for (size_t o = 0; o < n_opts; o++) {
+        k->end_dev[2 * o] = dp->opts[o].end;
+        k->end_dev[2 * o + 1] = dp->opts[o].dev;
+    }
+    memcpy(k->live, dp->live, n * sizeof *k->live);
+    memcpy(k->live_off, dp->live_off, (size_t)(L + 2) * sizeof *k->live_off);
+    memcpy(k->livebits, dp->livebits, bits * sizeof *k->livebits);
+    if (dp->ncap)
+        memcpy(k->ncap, dp->ncap, caps * sizeof *k->ncap);
+    k->L = L;
+    k->D = dp->D;
+    k->NS = dp->NS;
+    k->dense = dp->dense;
+    k->levels = dp->levels;
+    k->n_opts = n_opts;
+    k->ok = 1;
+}
+
+int apsolve_dp_live_kept(Dp *dp, DpLiveKeep *k)
+{
+    int L = dp->L, D = dp->D;
+    size_t n_opts = (size_t)dp->opt_off[L], W = (size_t)D / 64 + 1, n;
+    size_t caps = (size_t)(L + 1) * (size_t)(D + 1);
+    if (!live_keep_same(dp, k)) {
+        int rc = apsolve_dp_live(dp);
+        if (rc == APSOLVE_OK)
+            live_keep_store(dp, k);
+        return rc;
+    }
+    n = (size_t)k->live_off[L];
+    /* apsolve_dp_live's arrays, as it makes them (freed with the Dp) */
+    dp->words = W;
+    dp->live_off = malloc((size_t)(L + 2) * sizeof *dp->live_off);
+    dp->nz_cnt = calloc((size_t)(L + 1), sizeof *dp->nz_cnt);
+    dp->stamp = calloc((size_t)D + 1, sizeof *dp->stamp);
+    dp->lim = calloc(n_opts + 1, sizeof *dp->lim);
+    dp->row_top = malloc((size_t)L * sizeof *dp->row_top);
+    dp->ran = 0;
+    dp->live = malloc((n + 1) * sizeof *dp->live);
+    dp->nz = malloc((n + 1) * sizeof *dp->nz);
+    dp->livebits = malloc((size_t)(L + 1) * W * sizeof *dp->livebits);
+    dp->ncap = k->ncap ? malloc(caps * sizeof *dp->ncap) : NULL;
+    if (!dp->live_off || !dp->nz_cnt || !dp->stamp || !dp->lim || !dp->row_top || !dp->live ||
+        !dp->nz || !dp->livebits || (k->ncap && !dp->ncap))
+        return APSOLVE_ENOMEM;
+    memcpy(dp->live_off, k->live_off, (size_t)(L + 2) * sizeof *dp->live_off);
+    memcpy(dp->live, k->live, n * sizeof *dp->live);
+    memcpy(dp->livebits, k->livebits, (size_t)(L + 1) * W * sizeof *dp->livebits);
+    if (k->ncap)
+        memcpy(dp->ncap, k->ncap, caps * sizeof *dp->ncap);
+    dp->nz[n] = (DpChild){0, 0, 1, 0, 1}; /* the end state (apsolve_dp_tables' place 0) */
+    dp->nz_cnt[L] = 1;
+    return APSOLVE_OK;
+}
+
 /* Ends state (i, d) of dp_run: its frontier from best[1..nmax] (the least
  * sum per stage count n), kept while the sum falls as n grows, or every
  * finite n for an exact stage count. Returns its size. An entry's item is

@@ -20,6 +20,7 @@
  */
 #include <limits.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -261,10 +262,95 @@ static void test_rows_against_plain(void)
     CU_ASSERT(kept > states / 4);
 }
 
+/* Whether a and b's live states are the same, array for array. */
+static int live_equal(const Dp *a, const Dp *b)
+{
+    int L = a->L;
+    size_t n = (size_t)a->live_off[L], W = a->words;
+    size_t caps = (size_t)(L + 1) * (size_t)(a->D + 1);
+    if (b->words != W || memcmp(a->live_off, b->live_off, (size_t)(L + 2) * sizeof(int)) ||
+        memcmp(a->live, b->live, n * sizeof(int)) ||
+        memcmp(a->livebits, b->livebits, (size_t)(L + 1) * W * sizeof(uint64_t)) ||
+        !a->ncap != !b->ncap || (a->ncap && memcmp(a->ncap, b->ncap, caps * sizeof(int16_t))) ||
+        b->nz_cnt[L] != 1 || b->nz[n].cnt != 1 || b->nz[n].d != 0 || b->ran != 0)
+        return 0;
+    for (int i = 0; i < L; i++)
+        if (b->nz_cnt[i] != 0)
+            return 0;
+    return 1;
+}
+
+/* apsolve_dp_live_kept (dp_rows.c) against apsolve_dp_live: Dps made
+ * again with the same options but other items (the kept states taken),
+ * with one option's devices or end moved (made afresh), or new. Every
+ * Dp's states must be apsolve_dp_live's, and the threshold DPs run on the
+ * kept ones the same rows. Fails when the keep's key misses a field the
+ * states depend on (a moved option's stale states taken). */
+static void test_live_kept(void)
+{
+    uint64_t rng = 0x11FEull, last = rng;
+    static double costs[MAXL * MAXL * 7 * 3];
+    DpLiveKeep keep;
+    long taken = 0, moved = 0, wrong = 0;
+    memset(&keep, 0, sizeof keep);
+    for (int t = 0; t < 900; t++) {
+        Dp a, b;
+        uint64_t r;
+        int n_costs, kind = t % 3, same;
+        if (kind) /* the last Dp's options again */
+            rng = last;
+        last = rng;
+        make_dp(&a, &rng, t / 3, costs, &n_costs);
+        r = last;
+        make_dp(&b, &r, t / 3, costs, &n_costs);
+        if (kind == 2 && a.opt_off[a.L] > 0) { /* one option moved, in both */
+            int o = (int)(oracle_rand(&rng) % (uint64_t)a.opt_off[a.L]);
+            if (a.opts[o].dev > 1)
+                a.opts[o].dev = b.opts[o].dev = a.opts[o].dev - 1;
+            else if (a.opts[o].end < a.L - 1)
+                a.opts[o].end = b.opts[o].end = a.opts[o].end + 1;
+            moved++;
+        }
+        for (int k = 0; k < a.opt_off[a.L]; k++) /* other items' costs: no key */
+            for (int q = 0; q < b.opts[k].item_n; q++)
+                b.items[b.opts[k].item_off + q].cost *= 2; /* sums doubled exactly */
+        same = keep.ok && keep.L == b.L && keep.D == b.D && keep.NS == b.NS &&
+               keep.levels == b.levels && keep.n_opts == (size_t)b.opt_off[b.L];
+        for (int i = 0; same && i <= b.L; i++)
+            same = keep.opt_off[i] == b.opt_off[i];
+        for (int o = 0; same && o < b.opt_off[b.L]; o++)
+            same = keep.end_dev[2 * o] == b.opts[o].end && keep.end_dev[2 * o + 1] == b.opts[o].dev;
+        taken += same;
+        CU_ASSERT_FATAL(apsolve_dp_live(&a) == APSOLVE_OK);
+        CU_ASSERT_FATAL(apsolve_dp_live_kept(&b, &keep) == APSOLVE_OK);
+        wrong += !live_equal(&a, &b);
+        CU_ASSERT_FATAL(apsolve_dp_tables(&a) == APSOLVE_OK);
+        CU_ASSERT_FATAL(apsolve_dp_tables(&b) == APSOLVE_OK);
+        for (int run = 0; run < 4; run++) { /* the same rows on both (b's costs x 2) */
+            double th = run == 3 ? INFINITY : 1.5 + run;
+            apsolve_dp_rows(&a, th);
+            apsolve_dp_rows(&b, 2 * th);
+            wrong += a.front_cnt[a.D] != b.front_cnt[b.D] ||
+                     (a.front_cnt[a.D] &&
+                      2 * a.val[a.foff[a.D] + a.front_cnt[a.D] - 1] !=
+                          b.val[b.foff[b.D] + b.front_cnt[b.D] - 1]);
+        }
+        apsolve_dp_free(&a);
+        apsolve_dp_free(&b);
+    }
+    apsolve_dp_live_keep_free(&keep);
+    printf("\n  live states kept: %ld Dps took kept states, %ld with an option moved, %ld wrong\n",
+           taken, moved, wrong);
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT_TRUE(taken > 200);
+    CU_ASSERT_TRUE(moved > 200);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"threshold DP rows against the plain recurrence", test_rows_against_plain},
+        {"live states kept across Dps of the same options", test_live_kept},
     };
     return CUNIT_RUN("solver_dp_rows", tests);
 }
