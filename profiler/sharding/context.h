@@ -337,11 +337,13 @@ void shard_forward_forget(ApprofShardContext *ctx);
 /* sharding.c: frees the context's TensorScratch. */
 void shard_tensor_scratch_free(ApprofShardContext *ctx);
 
-/* stage_ops.c: fills st->ops (the op, its iteration space and
- * strategies) as an earlier request of the same stage found them, or
- * enumerates them (shard_op_strategies) and keeps them; *maxk: the most
- * strategies of an op. 0, or an error with err filled (the stage's
- * strategies then partly set, as the enumeration left them). */
+/* stage_ops.c: sets st->ops (the op, its iteration space and
+ * strategies): the list an earlier request of the same stage kept, lent
+ * (st->ops_borrowed; an array the set-up allocated is freed), or st's
+ * array (allocated here where the set-up left it NULL) enumerated
+ * (shard_op_strategies), then kept; *maxk: the most strategies of an op.
+ * 0, or an error with err filled (the stage's strategies then partly set,
+ * as the enumeration left them). */
 int shard_stage_ops(ApprofShardContext *ctx, ShardStage *st, int *maxk, char *err,
                     size_t errlen);
 void shard_stage_ops_free(ApprofShardContext *ctx);

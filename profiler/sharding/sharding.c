@@ -364,7 +364,7 @@ static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, do
 void shard_stage_free(ShardStage *st)
 {
     free(st->strat_block);
-    free(st->ops);
+    free(st->ops_borrowed ? NULL : st->ops); /* a lent list is the context's */
     free(st->choice);
     if (st->t_scratch) { /* the context's, back with its range's facts (TensorScratch) */
         st->ctx->ts.busy = 0;
@@ -763,7 +763,7 @@ int approf_shard_stage(ApprofShardContext *ctx, const ApprofShardRequest *req,
     /* a memory level past the Pareto set just solved for this very stage */
     if (level_past_memo(ctx, req, err, errlen))
         return APPROF_ENOVARIANT;
-    rc = shard_stage_setup(ctx, req, &st, 1, err, errlen);
+    rc = shard_stage_setup(ctx, req, &st, 0, err, errlen); /* ops: shard_stage_ops's */
     if (!rc)
         rc = build_and_solve(ctx, &st, req, err, errlen);
     /* the program of its forced-batch twin, where the solution is the same */

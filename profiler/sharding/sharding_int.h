@@ -46,6 +46,10 @@ typedef struct ShardStage {
     int force;
     ShardMesh mesh;
     ShardOp *ops;
+    /* 1: ops is the context's kept list of an earlier request of the same
+     * stage (stage_ops.c, KeptOps), lent for this request: read only,
+     * never freed with the stage */
+    int ops_borrowed;
     ShardStrat *strat_block; /* strategies not memoised (n_ops * SHARD_MAX_STRATS), or NULL */
     int *choice;       /* per op, index into ops[o].s */
     double objective;
@@ -90,8 +94,9 @@ void shard_stage_key(const ApprofShardRequest *req, int levels, int *key);
 int shard_stage_setup_check(const ApprofShardContext *ctx, const ApprofShardRequest *req);
 /* Checks req and fills st's range, mesh and tensor facts (the facts kept
  * from the last set-up of the same op range: context.h, TensorScratch);
- * with_ops: st->ops allocated for the build too (the program key's
- * set-up reads no op's strategies). */
+ * with_ops: st->ops allocated too, else left NULL (the program key's
+ * set-up reads no op's strategies, and shard_stage_ops sets a build's:
+ * lent where they were kept, allocated where not). */
 int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, ShardStage *st,
                       int with_ops, char *err, size_t errlen);
 void shard_stage_free(ShardStage *st);

@@ -61,9 +61,28 @@ int shard_stage_ops(ApprofShardContext *ctx, ShardStage *st, int *maxk, char *er
     ops_key(st, key);
     const KeptOps *k = st->n_ops > 0 ? ops_find(ctx, key, st->n_ops) : NULL;
     if (k) {
-        memcpy(st->ops, k->ops, (size_t)st->n_ops * sizeof *st->ops);
+        /* lent, not copied (a copy per memory level and recomputation
+         * mode was the full space's: callgrind): nothing writes a stage's
+         * ops after this function, and a kept slot is only replaced by
+         * ops_keep, in the build of a stage whose ops were not found; the
+         * context builds one stage at a time (approf_shard_stage sets it
+         * up, builds and frees it), so the list outlives its borrower */
+        if (!st->ops_borrowed)
+            free(st->ops);
+        st->ops = k->ops;
+        st->ops_borrowed = 1;
         *maxk = k->maxk;
         return 0;
+    }
+    if (st->ops_borrowed) { /* never written: an array of its own */
+        st->ops = NULL;
+        st->ops_borrowed = 0;
+    }
+    if (!st->ops)
+        st->ops = calloc((size_t)(st->n_ops > 0 ? st->n_ops : 1), sizeof *st->ops);
+    if (!st->ops) {
+        snprintf(err, errlen, "%s", approf_strerror(APPROF_ENOMEM));
+        return APPROF_ENOMEM;
     }
     *maxk = 1;
     for (int o = 0; o < st->n_ops; o++) {
