@@ -15,6 +15,7 @@
 #include "costdb.h"
 #include "costdb_rows.h"
 #include "page_populate.h"
+#include "problem_unfilled.h"
 #include "solver_int.h"
 #include "unfit_share.h"
 
@@ -32,9 +33,10 @@ static int entry_ok(const CostdbStageCost *e)
 
 /* The load on two threads (ApsolveOptions.load_threads >= 2;
  * docs/performance.md, "apsolve's wall time on the 126-layer file"). The
- * second thread makes the problem's tables (apsolve_problem_new: about
- * 0.25 GB on the 126-layer 405B file, every page of the filled ones
- * written) while the calling one reads the sweep's cost rows, which come
+ * second thread makes the problem's tables (apsolve_problem_new_unfilled:
+ * about 0.25 GB on the 126-layer 405B file, the pages of the filled ones
+ * faulted in; cost and max_n_succ_stages are filled as the entries are
+ * put, fill_to) while the calling one reads the sweep's cost rows, which come
  * before the first entry (costdb_stage_pair_runs); then it puts every
  * entry, those that fit (put_ok: the cost, phase, memory and apply tables,
  * whose pages it faults in) and those out of memory (put_unfit: the unfit
@@ -60,6 +62,9 @@ typedef struct LoadJob {
     int rc, made; /* apsolve_problem_new's status, once made */
     int put_rc;   /* APSOLVE_ENOMEM once an entry's memory figures found no room (put_ok's
                    * writer's; read after the walk) */
+    size_t filled; /* cells 0 .. filled - 1 of cost and max_n_succ_stages hold their
+                    * entry or apsolve_problem_new's value (the tables are made unfilled:
+                    * fill_to; the rest filled after the walk); put_ok's writer's */
     int started, joined;
     pthread_t tid;
     pthread_mutex_t mu;
@@ -77,6 +82,20 @@ static inline void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
                       const CostdbStageCost *ph1);
 static void populate_figs(LoadCtx *c, ApsolveProblem *p);
 
+/* Before put_ok writes cell idx (the whole cell: cost and
+ * max_n_succ_stages): the cells from j->filled up to it filled as
+ * apsolve_problem_new would, so that every cell below j->filled is
+ * initialized whatever the entries' order (the walk's is ascending, each
+ * gap filled just before the entry after it is written: one pass over
+ * the tables, not a fill and then the entries). */
+static inline void fill_to(LoadJob *j, ApsolveProblem *p, size_t idx)
+{
+    if (idx > j->filled)
+        apsolve_problem_fill_cells(p, j->filled, idx);
+    if (idx >= j->filled)
+        j->filled = idx + 1;
+}
+
 /* Entry idx put: put_ok (the first failure kept, the entries that fit
  * after it not put) or put_unfit. */
 static void put_one(LoadJob *j, ApsolveProblem *p, size_t idx, int fit, const CostdbStageCost *ph0,
@@ -84,13 +103,16 @@ static void put_one(LoadJob *j, ApsolveProblem *p, size_t idx, int fit, const Co
 {
     if (!fit)
         put_unfit(j->lc, idx, ph0, ph1);
-    else if (!j->put_rc)
+    else if (!j->put_rc) {
+        fill_to(j, p, idx);
         j->put_rc = put_ok(j->opt, p, idx, ph0, ph1);
+    }
 }
 
 static int table_make(LoadJob *j)
 {
-    int rc = apsolve_problem_new(j->L, j->hosts, j->gpus, j->S, j->C, 1, &j->p);
+    /* cost and max_n_succ_stages filled as the entries are put (fill_to) */
+    int rc = apsolve_problem_new_unfilled(j->L, j->hosts, j->gpus, j->S, j->C, &j->p);
     if (rc == APSOLVE_OK) {
         size_t cells = apsolve_problem_cells(j->p);
         /* calloc's zeroed tables that the entries write into, faulted in
@@ -187,8 +209,10 @@ static void load_put(LoadJob *j, ApsolveProblem *p, size_t idx, int fit,
     if (!j->started) { /* put_one's calls, here where the compiler inlines them */
         if (!fit)
             put_unfit(j->lc, idx, ph0, ph1);
-        else if (!j->put_rc)
+        else if (!j->put_rc) {
+            fill_to(j, p, idx);
             j->put_rc = put_ok(j->opt, p, idx, ph0, ph1);
+        }
         return;
     }
     e = &j->buf[j->put % OK_BUFS][j->fill++];
@@ -481,6 +505,9 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
     rc = costdb_stage_pair_runs(db, sweep_id, put_run, &lc);
     e = load_end(&job);
     p = job.p;
+    /* the cells after the last entry put (the writer has ended) */
+    if (p)
+        apsolve_problem_fill_cells(p, job.filled, apsolve_problem_cells(p));
     /* the figures' last puts (out of memory: dropped, as put_unfit's) */
     if (!rc && !e)
         (void)apsolve_unfit_share_flush(&lc.share, p);

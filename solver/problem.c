@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "apsolve.h"
+#include "problem_unfilled.h"
 #include "solver_int.h"
 
 const char *apsolve_strerror(int err)
@@ -64,14 +65,21 @@ int apsolve_problem_shape_ok(int num_layers, int hosts, int gpus, int num_submes
            num_configs <= APSOLVE_MAX_CONFIGS;
 }
 
-/* fill: every cell as apsolve_problem_new leaves it; else the tables
- * uninitialized, for a caller that writes every cell next. */
+/* How problem_alloc leaves the tables. */
+enum {
+    ALLOC_BARE,     /* uninitialized, for a caller that copies every cell next (the clone) */
+    ALLOC_FILLED,   /* every cell as apsolve_problem_new leaves it */
+    ALLOC_UNFILLED, /* as filled, but cost and max_n_succ_stages left to the caller
+                     * (apsolve_problem_new_unfilled) */
+};
+
 static int problem_alloc(int num_layers, int hosts, int gpus, int num_submeshes,
-                         int num_configs, int with_details, int fill, ApsolveProblem **out)
+                         int num_configs, int with_details, int mode, ApsolveProblem **out)
 {
     ApsolveProblem *p = NULL;
     size_t n, k;
     int rc = APSOLVE_ENOMEM;
+    int fill = mode != ALLOC_BARE;
 
     if (!out)
         return APSOLVE_EINVAL;
@@ -102,20 +110,17 @@ static int problem_alloc(int num_layers, int hosts, int gpus, int num_submeshes,
         if (fill && (!p->memory || !p->times))
             goto cleanup;
     }
-    /* the tables whose every page is written next: the filled ones, and
-     * with no fill every one (the clone copies each whole); calloc's zero
+    /* the tables whose every page is written next: the filled ones (cost
+     * and max_n_succ_stages, unfilled: by their caller), and with no fill
+     * every one (the clone copies each whole); calloc's zero
      * table apply_cost gets only the load's entries, which leave some of
      * its pages untouched (and the memory and times tables are sparse) */
     prefault(p->cost, n * sizeof *p->cost);
     prefault(p->max_n_succ_stages, n * sizeof *p->max_n_succ_stages);
     if (!fill)
         prefault(p->apply_cost, n * sizeof *p->apply_cost);
-    /* one table at a time (each loop a plain fill) */
-    if (fill) {
-        fill_doubles(p->cost, n, INFINITY);
-        for (k = 0; k < n; k++)
-            p->max_n_succ_stages[k] = APSOLVE_UNBOUNDED;
-    }
+    if (mode == ALLOC_FILLED)
+        apsolve_problem_fill_cells(p, 0, n);
     for (k = 0; k < (size_t)num_submeshes * (size_t)num_configs; k++)
         p->configs[k].force_batch_dim = -1;
     *out = p;
@@ -126,11 +131,26 @@ cleanup:
     return rc;
 }
 
+void apsolve_problem_fill_cells(ApsolveProblem *p, size_t lo, size_t hi)
+{
+    /* one table at a time (each loop a plain fill) */
+    fill_doubles(p->cost + lo, hi - lo, INFINITY);
+    for (size_t k = lo; k < hi; k++)
+        p->max_n_succ_stages[k] = APSOLVE_UNBOUNDED;
+}
+
 int apsolve_problem_new(int num_layers, int hosts, int gpus, int num_submeshes,
                         int num_configs, int with_details, ApsolveProblem **out)
 {
-    return problem_alloc(num_layers, hosts, gpus, num_submeshes, num_configs, with_details, 1,
-                         out);
+    return problem_alloc(num_layers, hosts, gpus, num_submeshes, num_configs, with_details,
+                         ALLOC_FILLED, out);
+}
+
+int apsolve_problem_new_unfilled(int num_layers, int hosts, int gpus, int num_submeshes,
+                                 int num_configs, ApsolveProblem **out)
+{
+    return problem_alloc(num_layers, hosts, gpus, num_submeshes, num_configs, 1,
+                         ALLOC_UNFILLED, out);
 }
 
 int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
@@ -144,7 +164,7 @@ int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)
     with = p->times && p->memory;
     /* every table copied whole below: not filled first */
     if ((rc = problem_alloc(p->num_layers, p->cluster_hosts, p->cluster_gpus, p->num_submeshes,
-                            p->num_configs, with, 0, &q)) != APSOLVE_OK)
+                            p->num_configs, with, ALLOC_BARE, &q)) != APSOLVE_OK)
         return rc;
     cells = apsolve_problem_cells(p);
     memcpy(q->submeshes, p->submeshes, (size_t)p->num_submeshes * sizeof *q->submeshes);
