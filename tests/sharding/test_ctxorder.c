@@ -29,24 +29,6 @@
 #include "stage.h"
 #include "zoo_fixture.h"
 
-static ApprofShardRequest request(int layer0, int layer1, int force, int level, int recompute)
-{
-    ApprofShardRequest req;
-    memset(&req, 0, sizeof req);
-    req.start_layer = layer0;
-    req.end_layer = layer1;
-    req.mesh_hosts = 1;
-    req.mesh_gpus = 4;
-    req.logical_a = 4;
-    req.logical_b = 1;
-    req.force_batch_dim = force;
-    req.method = APPROF_ILP_SERIES_PARALLEL;
-    req.memory_levels = 3;
-    req.variant.memory_level = level;
-    req.variant.recompute = recompute;
-    return req;
-}
-
 static const int modes[3] = {COSTDB_RECOMPUTE_NONE, COSTDB_RECOMPUTE_SELECTIVE,
                              COSTDB_RECOMPUTE_FULL};
 
@@ -57,7 +39,7 @@ static void build_range(ApprofShardContext *ctx, int r0, int r1)
     for (int force = 0; force >= -1; force--)
         for (int lvl = 0; lvl < 3; lvl++)
             for (int m = 0; m < 3; m++) {
-                ApprofShardRequest req = request(r0, r1, force, lvl, modes[m]);
+                ApprofShardRequest req = zoo_fixture_two_layers_request(r0, r1, force, lvl, modes[m]);
                 ApprofStageProgram p;
                 memset(&p, 0, sizeof p);
                 if (!approf_shard_stage(ctx, &req, &p, err, sizeof err))
@@ -80,7 +62,7 @@ static void check_after(const int (*before)[2], int n, int r0, int r1)
     for (int force = 0; force >= -1; force--)
         for (int lvl = 0; lvl < 3; lvl++)
             for (int m = 0; m < 3; m++) {
-                ApprofShardRequest req = request(r0, r1, force, lvl, modes[m]);
+                ApprofShardRequest req = zoo_fixture_two_layers_request(r0, r1, force, lvl, modes[m]);
                 built += zoo_fixture_same_as_fresh(ctx, g, &s, &req);
             }
     CU_ASSERT(built >= 2 * 2 * 3); /* two levels at least, forced and not */

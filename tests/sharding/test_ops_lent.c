@@ -28,19 +28,7 @@
 
 static ApprofShardRequest request(int force, int level)
 {
-    ApprofShardRequest req;
-    memset(&req, 0, sizeof req);
-    req.start_layer = 0;
-    req.end_layer = 1;
-    req.mesh_hosts = 1;
-    req.mesh_gpus = 4;
-    req.logical_a = 4;
-    req.logical_b = 1;
-    req.force_batch_dim = force;
-    req.method = APPROF_ILP_SERIES_PARALLEL;
-    req.memory_levels = 3;
-    req.variant.memory_level = level;
-    return req;
+    return zoo_fixture_two_layers_request(0, 1, force, level, COSTDB_RECOMPUTE_NONE);
 }
 
 /* a's ops equal b's, entry for entry (each points at its context's memo:

@@ -174,3 +174,22 @@ int zoo_fixture_same_as_fresh(ApprofShardContext *ctx, const ApprofGraph *g,
     approf_shard_context_free(&fresh);
     return built;
 }
+
+ApprofShardRequest zoo_fixture_two_layers_request(int layer0, int layer1, int force, int level,
+                                                  int recompute)
+{
+    ApprofShardRequest req;
+    memset(&req, 0, sizeof req);
+    req.start_layer = layer0;
+    req.end_layer = layer1;
+    req.mesh_hosts = 1;
+    req.mesh_gpus = 4;
+    req.logical_a = 4;
+    req.logical_b = 1;
+    req.force_batch_dim = force;
+    req.method = APPROF_ILP_SERIES_PARALLEL;
+    req.memory_levels = 3;
+    req.variant.memory_level = level;
+    req.variant.recompute = recompute;
+    return req;
+}
