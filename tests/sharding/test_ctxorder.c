@@ -39,7 +39,7 @@ static void build_range(ApprofShardContext *ctx, int r0, int r1)
     for (int force = 0; force >= -1; force--)
         for (int lvl = 0; lvl < 3; lvl++)
             for (int m = 0; m < 3; m++) {
-                ApprofShardRequest req = zoo_fixture_two_layers_request(r0, r1, force, lvl, modes[m]);
+                ApprofShardRequest req = zoo_fixture_request(r0, r1, 4, 1, force, 3, lvl, modes[m]);
                 ApprofStageProgram p;
                 memset(&p, 0, sizeof p);
                 if (!approf_shard_stage(ctx, &req, &p, err, sizeof err))
@@ -62,7 +62,7 @@ static void check_after(const int (*before)[2], int n, int r0, int r1)
     for (int force = 0; force >= -1; force--)
         for (int lvl = 0; lvl < 3; lvl++)
             for (int m = 0; m < 3; m++) {
-                ApprofShardRequest req = zoo_fixture_two_layers_request(r0, r1, force, lvl, modes[m]);
+                ApprofShardRequest req = zoo_fixture_request(r0, r1, 4, 1, force, 3, lvl, modes[m]);
                 built += zoo_fixture_same_as_fresh(ctx, g, &s, &req);
             }
     CU_ASSERT(built >= 2 * 2 * 3); /* two levels at least, forced and not */

@@ -36,25 +36,6 @@
 #include "stage.h"
 #include "zoo_fixture.h"
 
-static ApprofShardRequest request(int layer0, int layer1, int a, int b, int force, int levels,
-                                  int level, int recompute)
-{
-    ApprofShardRequest req;
-    memset(&req, 0, sizeof req);
-    req.start_layer = layer0;
-    req.end_layer = layer1;
-    req.mesh_hosts = 1;
-    req.mesh_gpus = 4;
-    req.logical_a = a;
-    req.logical_b = b;
-    req.force_batch_dim = force;
-    req.method = APPROF_ILP_SERIES_PARALLEL;
-    req.memory_levels = levels;
-    req.variant.memory_level = level;
-    req.variant.recompute = recompute;
-    return req;
-}
-
 /* x's kernels and digests equal y's, field for field, but for the op
  * field (a memo entry's is the op first lowered: the caller sets it). */
 static void same_entry(const KernelEntry *x, const KernelEntry *y)
@@ -79,7 +60,7 @@ static void check_mesh(const ApprofGraph *g, int a, int b, int force)
     char err[256];
     zoo_fixture_two_layers(&s, g);
     CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &ctx) == 0);
-    ApprofShardRequest req = request(0, 1, a, b, force, 1, 0, COSTDB_RECOMPUTE_NONE);
+    ApprofShardRequest req = zoo_fixture_request(0, 1, a, b, force, 1, 0, COSTDB_RECOMPUTE_NONE);
     /* a build first: the context's descriptors and memos in place */
     memset(&p, 0, sizeof p);
     CU_ASSERT_FATAL(approf_shard_stage(ctx, &req, &p, err, sizeof err) == 0);
@@ -180,8 +161,8 @@ static void test_levels_same_programs(void)
         for (int force = 0; force >= -1; force--)
             for (int lvl = 0; lvl < 3; lvl++)
                 for (int m = 0; m < 3; m++) {
-                    ApprofShardRequest req =
-                        request(ranges[r][0], ranges[r][1], 4, 1, force, 3, lvl, modes[m]);
+                    ApprofShardRequest req = zoo_fixture_request(
+                        ranges[r][0], ranges[r][1], 4, 1, force, 3, lvl, modes[m]);
                     built += zoo_fixture_same_as_fresh(ctx, g, &s, &req);
                 }
         approf_shard_context_free(&ctx);

@@ -28,7 +28,7 @@
 
 static ApprofShardRequest request(int force, int level)
 {
-    return zoo_fixture_two_layers_request(0, 1, force, level, COSTDB_RECOMPUTE_NONE);
+    return zoo_fixture_request(0, 1, 4, 1, force, 3, level, COSTDB_RECOMPUTE_NONE);
 }
 
 /* a's ops equal b's, entry for entry (each points at its context's memo:

@@ -175,8 +175,8 @@ int zoo_fixture_same_as_fresh(ApprofShardContext *ctx, const ApprofGraph *g,
     return built;
 }
 
-ApprofShardRequest zoo_fixture_two_layers_request(int layer0, int layer1, int force, int level,
-                                                  int recompute)
+ApprofShardRequest zoo_fixture_request(int layer0, int layer1, int a, int b, int force, int levels,
+                                       int level, int recompute)
 {
     ApprofShardRequest req;
     memset(&req, 0, sizeof req);
@@ -184,11 +184,11 @@ ApprofShardRequest zoo_fixture_two_layers_request(int layer0, int layer1, int fo
     req.end_layer = layer1;
     req.mesh_hosts = 1;
     req.mesh_gpus = 4;
-    req.logical_a = 4;
-    req.logical_b = 1;
+    req.logical_a = a;
+    req.logical_b = b;
     req.force_batch_dim = force;
     req.method = APPROF_ILP_SERIES_PARALLEL;
-    req.memory_levels = 3;
+    req.memory_levels = levels;
     req.variant.memory_level = level;
     req.variant.recompute = recompute;
     return req;

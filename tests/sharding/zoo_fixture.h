@@ -55,11 +55,11 @@ int zoo_fixture_same_as_fresh(ApprofShardContext *ctx, const ApprofGraph *g,
                               const ZooTwoLayers *s, const ApprofShardRequest *req);
 
 /* The request of layers [layer0, layer1) of a ZooTwoLayers graph on one
- * host's four GPUs, logical mesh (4, 1), the series-parallel ILP, three
+ * host's four GPUs, logical mesh (a, b), the series-parallel ILP, `levels`
  * memory levels: level `level`, recomputation `recompute`, the batch
  * forced onto the mesh when `force` (the context tests' request). */
-ApprofShardRequest zoo_fixture_two_layers_request(int layer0, int layer1, int force, int level,
-                                                  int recompute);
+ApprofShardRequest zoo_fixture_request(int layer0, int layer1, int a, int b, int force, int levels,
+                                       int level, int recompute);
 
 /* x and y have the same bits (a CUnit assertion). */
 void zoo_fixture_same_bits(double x, double y);
