@@ -551,11 +551,14 @@ static void dp_run_live(Dp *dp, double t)
             c0 = it[0].cost;
             ch = nz + dp->live_off[op->end + 1];
             chend = ch + dp->nz_cnt[op->end + 1];
+            /* the children ascend in d: those past D - dev, at the end
+             * (few: most options' devices leave every child's d within
+             * D), are dropped once here, not tested pair by pair */
+            while (chend > ch && chend[-1].d > D - dev)
+                chend--;
             for (; ch < chend; ch++) {
                 int d = ch->d + dev, nmax, cap;
                 double *best;
-                if (d > D)
-                    break; /* the children ascend */
                 /* 0 at a state not live (dp_stage_caps): offered nothing,
                  * as a live state whose cap cuts every entry; such a
                  * state's frontier is empty whether stamped or not */
