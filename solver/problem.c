@@ -7,10 +7,9 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include "apsolve.h"
+#include "page_populate.h"
 #include "problem_unfilled.h"
 #include "solver_int.h"
 
@@ -26,28 +25,6 @@ const char *apsolve_strerror(int err)
     case APSOLVE_ENOTFOUND: return "not found in the sweep";
     default: return "unknown error";
     }
-}
-
-/* The whole pages of the bytes at a, faulted in by one call
- * (MADV_POPULATE_WRITE, Linux 5.14) instead of one fault per page as
- * the fill or the load first writes each: the same pages, zeroed by the
- * kernel as a fault would. A hint: where the kernel refuses it, the pages
- * fault in as before. */
-static void prefault(void *a, size_t bytes)
-{
-#ifdef MADV_POPULATE_WRITE
-    long pg = sysconf(_SC_PAGESIZE);
-    uintptr_t lo, hi;
-    if (!a || pg <= 0)
-        return;
-    lo = ((uintptr_t)a + (uintptr_t)pg - 1) & ~((uintptr_t)pg - 1);
-    hi = ((uintptr_t)a + bytes) & ~((uintptr_t)pg - 1);
-    if (hi > lo)
-        (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
-#else
-    (void)a;
-    (void)bytes;
-#endif
 }
 
 static void fill_doubles(double *a, size_t n, double v)
@@ -115,10 +92,10 @@ static int problem_alloc(int num_layers, int hosts, int gpus, int num_submeshes,
      * every one (the clone copies each whole); calloc's zero
      * table apply_cost gets only the load's entries, which leave some of
      * its pages untouched (and the memory and times tables are sparse) */
-    prefault(p->cost, n * sizeof *p->cost);
-    prefault(p->max_n_succ_stages, n * sizeof *p->max_n_succ_stages);
+    cdb_populate(p->cost, n * sizeof *p->cost);
+    cdb_populate(p->max_n_succ_stages, n * sizeof *p->max_n_succ_stages);
     if (!fill)
-        prefault(p->apply_cost, n * sizeof *p->apply_cost);
+        cdb_populate(p->apply_cost, n * sizeof *p->apply_cost);
     if (mode == ALLOC_FILLED)
         apsolve_problem_fill_cells(p, 0, n);
     for (k = 0; k < (size_t)num_submeshes * (size_t)num_configs; k++)
