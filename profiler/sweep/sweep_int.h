@@ -172,7 +172,9 @@ uint64_t approf_sweep_work_hash(const Sweep *sw, const ApprofSweepConfig *cfg);
  * approf_sweep_expand_placements makes the costdb rows. */
 typedef struct ApprofSlotPlacement {
     int tensor;                   /* graph tensor index */
-    int role;                     /* ApprofRole */
+    unsigned short role;          /* ApprofRole */
+    unsigned short spec_len;      /* strlen(spec), below 512 (ApprofPlacement.spec): the
+                                   * writer copies it without measuring it */
     const char *spec;
 } ApprofSlotPlacement;
 

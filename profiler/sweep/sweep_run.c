@@ -57,10 +57,10 @@ static double tuple_work(const Sweep *sw, size_t k)
  * (sweep_writer.h): costdb rows (another rank's) or this process's compact
  * ones, of which the writer thread makes the costdb rows. */
 static int sink_queue(Sink *s, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
-                      const ApprofSlotPlacement *compact, size_t n_pl)
+                      const ApprofSlotPlacement *compact, size_t n_pl, int specs_kept)
 {
     const ApprofTuple *t;
-    CostdbEntry todo[2];
+    const CostdbEntry *todo = e;
     CostdbPlacement *rows = NULL;
     size_t nt = 0, need;
     double tw = costdb_monotonic_seconds();
@@ -72,15 +72,21 @@ static int sink_queue(Sink *s, size_t k, const CostdbEntry e[2], const CostdbPla
         e[0].submesh_index != t->submesh || e[0].config_index != t->config)
         return APPROF_EIO;
     have = s->have[k];
-    /* the phases not yet present, less the skipped slots (counted) */
+    /* the phases not yet present, less the skipped slots (counted): of two
+     * phases, those kept are consecutive in e, so todo points at the first
+     * of them (no copy: an entry is most of a kilobyte, and a full space
+     * hands over a million tuples) */
     for (int ph = 0; ph < 2; ph++)
-        if (!(have & (1 << ph)) && approf_sweep_entry_kept(s->sum, &e[ph]))
-            todo[nt++] = e[ph];
+        if (!(have & (1 << ph)) && approf_sweep_entry_kept(s->sum, &e[ph])) {
+            if (!nt)
+                todo = &e[ph];
+            nt++;
+        }
     need = have ? 0 : n_pl;
     if (!nt && !need) {
         rc = 0;
     } else if (compact) {
-        rc = approf_writer_put_compact(s->wq, k, todo, nt, compact, need);
+        rc = approf_writer_put_compact(s->wq, k, todo, nt, compact, need, specs_kept);
     } else if ((rc = approf_writer_reserve(s->wq, need, &rows)) == 0) {
         if (need)
             memcpy(rows, pl, need * sizeof *rows);
@@ -117,7 +123,7 @@ static int sink_expand(void *ctx, size_t k, const ApprofSlotPlacement *in, int n
 static int sink_store(void *ctx, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
                       size_t n_pl)
 {
-    return sink_queue(ctx, k, e, pl, NULL, n_pl);
+    return sink_queue(ctx, k, e, pl, NULL, n_pl, 0);
 }
 
 static int sink_discard(void *ctx, size_t k, const CostdbEntry e[2], const CostdbPlacement *pl,
@@ -309,12 +315,16 @@ static void announce_submesh(RunHooks *h, const ApprofTuple *t)
 }
 
 /* Hands tuple k's result on: to the writer on rank 0, else its costdb
- * placement rows to rank 0. */
+ * placement rows to rank 0. specs_kept: pl's spec texts are the spec pool
+ * of this thread's Sweep (approf_sweep_profile_tuple), which is freed
+ * after the writer thread stops (release_profiling), so the writer reads
+ * them where they are (approf_writer_put_compact); a worker's pool goes
+ * when the workers end, before that. */
 static int hand_on(RunHooks *h, size_t k, const CostdbEntry e[2], const ApprofSlotPlacement *pl,
-                   size_t n_pl)
+                   size_t n_pl, int specs_kept)
 {
     if (h->s->rank == 0)
-        return sink_queue(h->s, k, e, NULL, pl, n_pl);
+        return sink_queue(h->s, k, e, NULL, pl, n_pl, specs_kept);
     int n = approf_sweep_expand_placements(h->s->sw, &h->s->sw->tuples[k], pl, (int)n_pl, NULL,
                                            &h->pl, &h->pl_cap);
     return n < 0 ? n : sink_put(h->s, k, e, h->pl, (size_t)n);
@@ -327,7 +337,7 @@ static int run_put(void *ctx, size_t k, const CostdbEntry e[2], const ApprofSlot
 {
     RunHooks *h = ctx;
     announce_submesh(h, &h->s->sw->tuples[k]);
-    return hand_on(h, k, e, pl, n_pl);
+    return hand_on(h, k, e, pl, n_pl, 0);
 }
 
 static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *cb,
@@ -365,7 +375,7 @@ static int run_tuples(Sink *s, const ApprofSweepConfig *cfg, const ApprofSweepCa
                          t->config, approf_strerror(rc));
                 break;
             }
-            rc = hand_on(&h, k, e, rows, (size_t)npl);
+            rc = hand_on(&h, k, e, rows, (size_t)npl, 1);
         }
     }
     free(todo);

@@ -19,7 +19,8 @@
  * tensor order (approf_shard_program_key), the spec interned in the reuse
  * table's spec pool. */
 typedef struct {
-    int role;
+    unsigned short role;
+    unsigned short spec_len;      /* strlen(spec) (below 512: ApprofPlacement.spec) */
     int ordinal;
     const char *spec;             /* interned in the table's spec pool */
 } TemplatePlacement;

@@ -429,6 +429,9 @@ void approf_sweep_config_groups(Sweep *sw)
         }
 }
 
+/* The size of a placement's spec field: its texts are shorter. */
+#define PLACEMENT_SPEC_BYTES sizeof(((ApprofPlacement *)0)->spec)
+
 /* The placement rows of a program built for the tuple, specs interned. */
 static int program_placements(Sweep *sw, const ApprofStageProgram *p, ApprofSlotPlacement **buf,
                               size_t *cap)
@@ -442,13 +445,17 @@ static int program_placements(Sweep *sw, const ApprofStageProgram *p, ApprofSlot
         const ApprofPlacement *src = &p->placements[k];
         ApprofSlotPlacement *d = &(*buf)[k];
         d->tensor = src->tensor;
-        d->role = (int)src->role;
+        d->role = (unsigned short)src->role;
         /* a row with the spec of the row before (a stage's layers repeat
          * their layouts) takes its interned text without a hash */
-        if (k && !strcmp(src->spec, src[-1].spec))
+        if (k && !strcmp(src->spec, src[-1].spec)) {
             d->spec = d[-1].spec;
-        else if (!(d->spec = intern_spec(&sw->reuse, src->spec)))
+            d->spec_len = d[-1].spec_len;
+        } else if (!(d->spec = intern_spec(&sw->reuse, src->spec))) {
             return APPROF_ENOMEM;
+        } else {
+            d->spec_len = (unsigned short)strnlen(src->spec, PLACEMENT_SPEC_BYTES);
+        }
     }
     return (int)p->n_placements;
 }
@@ -460,7 +467,6 @@ int approf_sweep_expand_placements(const Sweep *sw, const ApprofTuple *t,
     /* the role names with their NULs, copied whole (each fits d->role) */
     static const char roles[3][8] = {"param", "input", "output"};
     _Static_assert(sizeof roles[0] == sizeof((CostdbPlacement *)0)->role, "role field");
-    size_t spec_len = 0;
     if (n <= 0)
         return 0;
     /* rows added zeroed: every byte defined (MPI sends whole rows) */
@@ -486,12 +492,11 @@ int approf_sweep_expand_placements(const Sweep *sw, const ApprofTuple *t,
                 described[in[k].tensor] = 1;
         }
         memcpy(d->role, roles[in[k].role], sizeof d->role);
-        /* the row before's spec, the same text (one pointer), copied
-         * without measuring it again */
-        if (k && in[k].spec == in[k - 1].spec)
-            memcpy(d->sharding_spec, d[-1].sharding_spec, spec_len + 1);
-        else
-            spec_len = copy_text(d->sharding_spec, sizeof d->sharding_spec, in[k].spec);
+        /* the spec's length came with it (copy_text without the strnlen) */
+        size_t len = in[k].spec_len < sizeof d->sharding_spec - 1 ? in[k].spec_len
+                                                                  : sizeof d->sharding_spec - 1;
+        memcpy(d->sharding_spec, in[k].spec, len);
+        d->sharding_spec[len] = '\0';
     }
     return n;
 }
@@ -530,6 +535,7 @@ static int template_placements(const ProgTemplate *tp, const int *order, int n_o
             return APPROF_EINVAL;
         (*buf)[k].tensor = order[src.ordinal];
         (*buf)[k].role = src.role;
+        (*buf)[k].spec_len = src.spec_len;
         (*buf)[k].spec = src.spec;
     }
     return tp->n_pl;
@@ -568,9 +574,12 @@ static void template_record(Sweep *sw, const ApprofTuple *t, const uint64_t key[
         for (int k = 0; k < n_order; k++)
             rt->ordinal_of[order[k]] = k;
         for (int k = 0; k < n_pl && ok; k++) {
-            pl[k].role = (int)prog->placements[k].role;
+            const char *text = prog->placements[k].spec;
+            pl[k].role = (unsigned short)prog->placements[k].role;
             pl[k].ordinal = rt->ordinal_of[prog->placements[k].tensor];
-            pl[k].spec = interned ? interned[k].spec : intern_spec(rt, prog->placements[k].spec);
+            pl[k].spec = interned ? interned[k].spec : intern_spec(rt, text);
+            pl[k].spec_len = interned ? interned[k].spec_len
+                                      : (unsigned short)strnlen(text, PLACEMENT_SPEC_BYTES);
             ok = pl[k].ordinal >= 0 && pl[k].spec != NULL;
         }
         for (int k = 0; k < n_order; k++)

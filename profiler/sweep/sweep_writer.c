@@ -48,8 +48,8 @@
  * pointers): 2.9 MB for 2,048. */
 #define WRITER_SLOTS 2048
 /* Placement rows queued, and kept in the slots' buffers: 4 MiB. A
- * compact row (this process's tuples) is 16 bytes and its spec text; a
- * costdb row (another rank's, through MPI) about 0.9 kB. The buffers fill
+ * compact row (this process's tuples) is 16 bytes, and its spec text when
+ * copied; a costdb row (another rank's, through MPI) about 0.9 kB. The buffers fill
  * up to it: with 16 MiB, llama-3-70b 16 layers 8x8 (plain, one worker)
  * peaked at 55.8 MB resident against 39.3 MB at the branch point; with
  * 4 MiB, 44.5 MB. */
@@ -57,6 +57,12 @@
 /* Tuples queued that wake a sleeping writer (fewer are written when its
  * wait times out, after at most the batch age, 50 ms). */
 #define WRITER_WAKE 256
+/* Slots the writer writes between two takings of the lock (one to see
+ * what is queued, one to hand the written slots back): a full space
+ * hands over a million tuples, most without placement rows, and a lock
+ * round trip per slot, each moving the lock's cache line between the two
+ * processors, was a visible share of the writer's time. */
+#define WRITER_RUN 32
 
 typedef struct {
     CostdbEntry e[2];
@@ -67,7 +73,7 @@ typedef struct {
     size_t bytes;                 /* what the rows count in queued_bytes */
     CostdbPlacement *pl;          /* costdb rows */
     size_t pl_cap;
-    ApprofSlotPlacement *cpl;     /* compact rows, their specs in text */
+    ApprofSlotPlacement *cpl;     /* compact rows, their specs in text or kept by the caller */
     size_t cpl_cap;
     char *text;
     size_t text_cap;
@@ -96,9 +102,23 @@ struct ApprofWriterQueue {
     int closing;
     int writer_waiting;           /* the writer sleeps on more */
     int producer_waiting;         /* the producer sleeps on space */
-    int rc;                       /* first failure: APPROF_EDB or APPROF_ENOMEM */
+    int rc;                       /* first failure: APPROF_EDB or APPROF_ENOMEM (set_failed) */
     double busy;                  /* seconds spent writing */
+    /* the producer's own view, read under the lock when it last queued:
+     * head then (head only grows) and queued_bytes then plus nothing since
+     * (only the writer lowers it); room in that view is room now, so the
+     * producer takes a slot without the lock (slot_wait), rc read
+     * atomically as before a wait */
+    size_t seen_head, seen_bytes;
 };
+
+/* Records the writer's first failure (under the lock; stored atomically
+ * for slot_wait's look without it). */
+static void set_failed(ApprofWriterQueue *q, int rc)
+{
+    if (!q->rc)
+        __atomic_store_n(&q->rc, rc, __ATOMIC_RELEASE);
+}
 
 /* The open batch's deadline (its age reaches w->max_seconds) as an
  * absolute CLOCK_MONOTONIC time. */
@@ -158,8 +178,8 @@ static int writer_wait(ApprofWriterQueue *q)
             rc = approf_sweep_writer_flush(q->w);
             pthread_mutex_lock(&q->mu);
             q->busy += costdb_monotonic_seconds() - t0;
-            if (rc < 0 && !q->rc)
-                q->rc = APPROF_EDB;
+            if (rc < 0)
+                set_failed(q, APPROF_EDB);
         }
     }
 }
@@ -169,42 +189,50 @@ static void *writer_main(void *arg)
     ApprofWriterQueue *q = arg;
     pthread_mutex_lock(&q->mu);
     while (writer_wait(q) == 0) {
-        /* write until the queue is empty (or a failure) */
+        /* write until the queue is empty (or a failure), WRITER_RUN slots
+         * at a time */
         while (q->head != q->tail && !q->rc) {
-            WriterSlot *s = &q->slots[q->head % WRITER_SLOTS];
+            size_t end = q->tail - q->head > WRITER_RUN ? q->head + WRITER_RUN : q->tail, at;
             double t0;
-            int rc;
+            int rc = 0;
             pthread_mutex_unlock(&q->mu);
 
             /* a queued slot is the writer's alone until head moves past it */
             t0 = costdb_monotonic_seconds();
-            if (s->compact && s->n_pl) {
-                int n = q->expand(q->ctx, s->k, s->cpl, (int)s->n_pl, &q->rows, &q->rows_cap);
-                rc = n < 0 ? n
-                           : approf_sweep_writer_put(q->w, s->e, s->n, q->rows, (size_t)n) < 0
-                                 ? APPROF_EDB : 0;
-            } else {
-                rc = approf_sweep_writer_put(q->w, s->e, s->n, s->n_pl ? s->pl : NULL,
-                                             s->n_pl) < 0
-                         ? APPROF_EDB : 0; /* the batch was rolled back (sweep_db.c) */
+            for (at = q->head; at < end && rc == 0; at++) {
+                WriterSlot *s = &q->slots[at % WRITER_SLOTS];
+                if (s->compact && s->n_pl) {
+                    int n = q->expand(q->ctx, s->k, s->cpl, (int)s->n_pl, &q->rows,
+                                      &q->rows_cap);
+                    rc = n < 0 ? n
+                               : approf_sweep_writer_put(q->w, s->e, s->n, q->rows, (size_t)n) < 0
+                                     ? APPROF_EDB : 0;
+                } else {
+                    rc = approf_sweep_writer_put(q->w, s->e, s->n, s->n_pl ? s->pl : NULL,
+                                                 s->n_pl) < 0
+                             ? APPROF_EDB : 0; /* the batch was rolled back (sweep_db.c) */
+                }
             }
 
             pthread_mutex_lock(&q->mu);
             q->busy += costdb_monotonic_seconds() - t0;
-            q->queued_bytes -= s->bytes;
-            if (q->kept_bytes > WRITER_BYTES) {
-                q->kept_bytes -= slot_kept(s);
-                free(s->pl);
-                free(s->cpl);
-                free(s->text);
-                s->pl = NULL;
-                s->cpl = NULL;
-                s->text = NULL;
-                s->pl_cap = s->cpl_cap = s->text_cap = 0;
+            /* the slots written (the failed one too): back to the producer */
+            for (; q->head < at; q->head++) {
+                WriterSlot *s = &q->slots[q->head % WRITER_SLOTS];
+                q->queued_bytes -= s->bytes;
+                if (q->kept_bytes > WRITER_BYTES) {
+                    q->kept_bytes -= slot_kept(s);
+                    free(s->pl);
+                    free(s->cpl);
+                    free(s->text);
+                    s->pl = NULL;
+                    s->cpl = NULL;
+                    s->text = NULL;
+                    s->pl_cap = s->cpl_cap = s->text_cap = 0;
+                }
             }
-            q->head++;
-            if (rc < 0 && !q->rc)
-                q->rc = rc;
+            if (rc < 0)
+                set_failed(q, rc);
             if (q->producer_waiting && below_low_water(q)) {
                 q->producer_waiting = 0;
                 pthread_cond_signal(&q->space);
@@ -281,6 +309,13 @@ int approf_writer_start(ApprofWriterQueue **out, ApprofSweepWriter *w, ApprofWri
 static int slot_wait(ApprofWriterQueue *q, size_t need, WriterSlot **slot)
 {
     int rc;
+    /* room in the producer's view (tail is the producer's own) */
+    if (!__atomic_load_n(&q->rc, __ATOMIC_ACQUIRE) &&
+        q->tail - q->seen_head < WRITER_SLOTS &&
+        (q->tail == q->seen_head || q->seen_bytes + need <= WRITER_BYTES)) {
+        *slot = &q->slots[q->tail % WRITER_SLOTS];
+        return 0;
+    }
     pthread_mutex_lock(&q->mu);
     while (!q->rc && (q->tail - q->head == WRITER_SLOTS ||
                       (q->tail != q->head && q->queued_bytes + need > WRITER_BYTES))) {
@@ -317,6 +352,8 @@ static void slot_queue(ApprofWriterQueue *q, WriterSlot *s, const CostdbEntry *e
     q->tail++;
     if (q->writer_waiting && q->tail - q->head >= WRITER_WAKE)
         pthread_cond_signal(&q->more);
+    q->seen_head = q->head;
+    q->seen_bytes = q->queued_bytes;
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -346,16 +383,17 @@ void approf_writer_submit(ApprofWriterQueue *q, const CostdbEntry *e, size_t n, 
 }
 
 int approf_writer_put_compact(ApprofWriterQueue *q, size_t k, const CostdbEntry *e, size_t n,
-                              const ApprofSlotPlacement *pl, size_t n_pl)
+                              const ApprofSlotPlacement *pl, size_t n_pl, int specs_kept)
 {
     WriterSlot *s;
     size_t text = 0, before, at = 0;
     int rc;
     /* a row whose spec is the row before's (the same interned text: a
-     * stage's layers repeat their layouts) shares its copy */
-    for (size_t i = 0; i < n_pl; i++)
+     * stage's layers repeat their layouts) shares its copy; texts that
+     * outlive the queue are not copied at all */
+    for (size_t i = 0; i < n_pl && !specs_kept; i++)
         if (!i || pl[i].spec != pl[i - 1].spec)
-            text += strlen(pl[i].spec) + 1;
+            text += (size_t)pl[i].spec_len + 1;
     rc = slot_wait(q, n_pl * sizeof *pl + text, &s);
     if (rc < 0)
         return rc;
@@ -365,16 +403,19 @@ int approf_writer_put_compact(ApprofWriterQueue *q, size_t k, const CostdbEntry 
     slot_grown(q, before, s);
     if (rc)
         return APPROF_ENOMEM;
-    /* the specs into the slot's text, the rows pointing at them (stpcpy:
-     * each spec read once more, not measured again and then copied) */
-    for (size_t i = 0; i < n_pl; i++) {
+    /* the specs into the slot's text (their lengths came with them), the
+     * rows pointing at them */
+    if (specs_kept && n_pl)
+        memcpy(s->cpl, pl, n_pl * sizeof *pl);
+    for (size_t i = 0; i < n_pl && !specs_kept; i++) {
         s->cpl[i] = pl[i];
         if (i && pl[i].spec == pl[i - 1].spec) {
             s->cpl[i].spec = s->cpl[i - 1].spec;
             continue;
         }
         s->cpl[i].spec = s->text + at;
-        at = (size_t)(stpcpy(s->text + at, pl[i].spec) - s->text) + 1;
+        memcpy(s->text + at, pl[i].spec, (size_t)pl[i].spec_len + 1);
+        at += (size_t)pl[i].spec_len + 1;
     }
     s->compact = 1;
     s->k = k;

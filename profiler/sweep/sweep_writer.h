@@ -35,12 +35,15 @@ typedef int (*ApprofWriterExpand)(void *ctx, size_t k, const struct ApprofSlotPl
 int approf_writer_start(ApprofWriterQueue **out, ApprofSweepWriter *w, ApprofWriterExpand expand,
                         void *ctx);
 
-/* Queues tuple k: n entries (n <= 2) and n_pl compact placements, copied
- * with their spec texts (the caller's may be freed once this returns);
- * the writer thread makes their costdb rows. Waits while the queue is
- * full. 0, APPROF_ENOMEM, or APPROF_EDB once the writer has failed. */
+/* Queues tuple k: n entries (n <= 2) and n_pl compact placements, copied;
+ * the writer thread makes their costdb rows. specs_kept 0: the spec texts
+ * are copied too (the caller's may be freed once this returns); 1: the
+ * rows keep pointing at the caller's texts, which must stay unchanged
+ * until approf_writer_stop has returned (the single-worker sweep's spec
+ * pool, freed after it). Waits while the queue is full. 0, APPROF_ENOMEM,
+ * or APPROF_EDB once the writer has failed. */
 int approf_writer_put_compact(ApprofWriterQueue *q, size_t k, const CostdbEntry *e, size_t n,
-                              const struct ApprofSlotPlacement *pl, size_t n_pl);
+                              const struct ApprofSlotPlacement *pl, size_t n_pl, int specs_kept);
 
 /* Room for one tuple with n_pl placement rows: waits while the queue is
  * full (back-pressure). *rows: a buffer of at least n_pl rows (when n_pl

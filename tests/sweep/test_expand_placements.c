@@ -65,9 +65,10 @@ static void check_row(const CostdbPlacement *p, const ApprofTuple *t, int tensor
  * y another. */
 static int tuple_rows(ApprofSlotPlacement *in, const char *s0, const char *s1)
 {
-    in[0] = (ApprofSlotPlacement){0, 0, s0};
-    in[1] = (ApprofSlotPlacement){1, 1, s0};
-    in[2] = (ApprofSlotPlacement){2, 2, s1};
+    unsigned short n0 = (unsigned short)strlen(s0), n1 = (unsigned short)strlen(s1);
+    in[0] = (ApprofSlotPlacement){0, 0, n0, s0};
+    in[1] = (ApprofSlotPlacement){1, 1, n0, s0};
+    in[2] = (ApprofSlotPlacement){2, 2, n1, s1};
     return 3;
 }
 
@@ -99,6 +100,7 @@ static void test_flags(void)
     /* then none is; a longer spec after a shorter one, and the other way */
     n = tuple_rows(in, "S01", "S0S1R");
     in[1].spec = in[2].spec;
+    in[1].spec_len = in[2].spec_len;
     CU_ASSERT_EQUAL_FATAL(approf_sweep_expand_placements(&sw, &t, in, n, described, &rows, &cap),
                           n);
     check_row(&rows[0], &t, 0, "param", "S01", 0);

@@ -14,17 +14,26 @@
 
 static const char *const specs[] = {"R", "S0", "S1", "S01"};
 
+/* A row of a template: its spec's length with it. */
+static TemplatePlacement row(int role, int ordinal, const char *spec)
+{
+    return (TemplatePlacement){.role = (unsigned short)role,
+                               .spec_len = (unsigned short)strlen(spec),
+                               .ordinal = ordinal,
+                               .spec = spec};
+}
+
 /* A range of `layers` alike layers: a prologue, `layers` blocks of
  * `per` rows (ordinals advancing by `per` a layer), an epilogue. */
 static int layered_rows(TemplatePlacement *r, int layers, int per)
 {
     int n = 0;
-    r[n++] = (TemplatePlacement){1, 0, specs[0]};
-    r[n++] = (TemplatePlacement){0, 1, specs[3]};
+    r[n++] = row(1, 0, specs[0]);
+    r[n++] = row(0, 1, specs[3]);
     for (int l = 0; l < layers; l++)
         for (int q = 0; q < per; q++)
-            r[n++] = (TemplatePlacement){q % 3 ? 0 : 1, 2 + l * per + q, specs[q % 4]};
-    r[n++] = (TemplatePlacement){2, 2 + layers * per, specs[1]};
+            r[n++] = row(q % 3 ? 0 : 1, 2 + l * per + q, specs[q % 4]);
+    r[n++] = row(2, 2 + layers * per, specs[1]);
     return n;
 }
 
@@ -34,7 +43,8 @@ static void check_rows(const ProgTemplate *tp, const TemplatePlacement *r, int n
     CU_ASSERT_EQUAL_FATAL(tp->n_pl, n);
     for (int k = 0; k < n; k++) {
         TemplatePlacement x = template_placement_next(tp, &c);
-        CU_ASSERT_FATAL(x.role == r[k].role && x.ordinal == r[k].ordinal && x.spec == r[k].spec);
+        CU_ASSERT_FATAL(x.role == r[k].role && x.ordinal == r[k].ordinal && x.spec == r[k].spec &&
+                        x.spec_len == r[k].spec_len);
     }
 }
 
@@ -53,12 +63,12 @@ static void test_runs(void)
     /* rows without a pattern: kept as they are */
     srand(7);
     for (int k = 0; k < 1000; k++)
-        r[k] = (TemplatePlacement){rand() % 3, rand() % 50, specs[rand() % 4]};
+        r[k] = row(rand() % 3, rand() % 50, specs[rand() % 4]);
     CU_ASSERT_EQUAL_FATAL(template_set_placements(&tp, r, 1000), 0);
     check_rows(&tp, r, 1000);
     /* short repeats inside random rows */
     for (int k = 100; k < 400; k++)
-        r[k] = (TemplatePlacement){k % 2, 7 + (k - 100) / 2 * 3 + k % 2, specs[k % 2]};
+        r[k] = row(k % 2, 7 + (k - 100) / 2 * 3 + k % 2, specs[k % 2]);
     CU_ASSERT_EQUAL_FATAL(template_set_placements(&tp, r, 1000), 0);
     check_rows(&tp, r, 1000);
     template_free(&tp);
