@@ -16,6 +16,7 @@
  * dropped on any rollback (cdb_placement_cache_clear), since a rolled-back
  * insert leaves a cached id pointing nowhere.
  */
+#include <assert.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,11 +44,16 @@ static const char sql_tail_insert[] = "INSERT INTO placement_tail (hash, items) 
 /* ---- the connection's caches -------------------------------------------- */
 
 /* Text -> id, open addressing (cap a power of two); bytes: the texts and
- * their slots (two per text at most half full). */
+ * their slots (two per text at most half full). A slot keeps its text's
+ * hash (map_get) and length: a probe passes the slots of other texts on them
+ * and compares its own text once, by memcmp (a sweep interns a spec for
+ * every other placement row it writes). */
 typedef struct TextMap {
     struct {
         char *text;
         int64_t id;
+        uint64_t hash;
+        size_t len;
     } *e;
     size_t n, cap, bytes;
 } TextMap;
@@ -93,13 +99,6 @@ static uint64_t tail_hash(const char *s)
     return cdb_tail_hash(s);
 }
 
-/* The in-memory maps' hash (never stored, so free to differ from the
- * stored one). */
-static uint64_t map_hash(const char *s)
-{
-    return cdb_mem_hash(0, s, strlen(s));
-}
-
 static CdbPlacementCache *cache_of(Costdb *db)
 {
     if (!db->placement_cache)
@@ -107,25 +106,27 @@ static CdbPlacementCache *cache_of(Costdb *db)
     return db->placement_cache;
 }
 
-/* The id of text (hash h) in m, or 0. */
-static int64_t map_get(const TextMap *m, const char *text, uint64_t h)
+/* The id of text (len bytes, its map hash h: the in-memory maps' hash,
+ * cdb_mem_hash of the text, never stored, so free to differ from the
+ * stored one) in m, or 0. */
+static int64_t map_get(const TextMap *m, const char *text, size_t len, uint64_t h)
 {
     if (!m->cap)
         return 0;
     size_t k = (size_t)h & (m->cap - 1);
     while (m->e[k].text) {
-        if (!strcmp(m->e[k].text, text))
+        if (m->e[k].hash == h && m->e[k].len == len && !memcmp(m->e[k].text, text, len))
             return m->e[k].id;
         k = (k + 1) & (m->cap - 1);
     }
     return 0;
 }
 
-/* Remembers text -> id; a cache: without memory, a later miss costs a
- * lookup. */
-static void map_put(TextMap *m, const char *text, uint64_t h, int64_t id)
+/* Remembers text (len bytes, map hash h) -> id; a cache: without memory,
+ * a later miss costs a lookup. */
+static void map_put(TextMap *m, const char *text, size_t len, uint64_t h, int64_t id)
 {
-    size_t need = strlen(text) + 1 + 2 * sizeof *m->e;
+    size_t need = len + 1 + 2 * sizeof *m->e;
     if (m->bytes + need > MAP_MAX_BYTES) {
         map_free(m);
         memset(m, 0, sizeof *m);
@@ -138,7 +139,7 @@ static void map_put(TextMap *m, const char *text, uint64_t h, int64_t id)
         for (size_t i = 0; i < m->cap; i++) {
             if (!m->e[i].text)
                 continue;
-            size_t k = (size_t)map_hash(m->e[i].text) & (ncap - 1);
+            size_t k = (size_t)m->e[i].hash & (ncap - 1);
             while (ne[k].text)
                 k = (k + 1) & (ncap - 1);
             ne[k] = m->e[i];
@@ -147,14 +148,17 @@ static void map_put(TextMap *m, const char *text, uint64_t h, int64_t id)
         m->e = ne;
         m->cap = ncap;
     }
-    char *copy = strdup(text);
+    char *copy = malloc(len + 1);
     if (!copy)
         return;
+    memcpy(copy, text, len + 1);
     size_t k = (size_t)h & (m->cap - 1);
     while (m->e[k].text)
         k = (k + 1) & (m->cap - 1);
     m->e[k].text = copy;
     m->e[k].id = id;
+    m->e[k].hash = h;
+    m->e[k].len = len;
     m->n++;
     m->bytes += need;
 }
@@ -188,9 +192,9 @@ static int intern_in(Costdb *db, TextMap *map, const char *sql_find, const char 
                      int with_hash, const char *text, size_t len, int64_t *id)
 {
     sqlite3_stmt *st = NULL;
-    uint64_t mh = cdb_mem_hash(0, text, len), h; /* map_hash */
+    uint64_t mh = cdb_mem_hash(0, text, len), h; /* map_get's */
     int rc, at = with_hash ? 2 : 1;
-    if (map && (*id = map_get(map, text, mh)) != 0)
+    if (map && (*id = map_get(map, text, len, mh)) != 0)
         return 0;
     h = with_hash ? tail_hash(text) : 0;
     if ((rc = cdb_prepare(db, sql_find, &st)) < 0)
@@ -218,7 +222,7 @@ static int intern_in(Costdb *db, TextMap *map, const char *sql_find, const char 
         *id = sqlite3_last_insert_rowid(db->sql);
     }
     if (map)
-        map_put(map, text, mh, *id);
+        map_put(map, text, len, mh, *id);
     return 0;
 }
 
@@ -318,9 +322,12 @@ static int role_code(const char *role)
  * NUL within them (so it needs no check of its own), else -1. */
 static int role_code_in(const char *role, size_t cap)
 {
+    /* the sizes of cdb_placement_roles' names with their NULs, not
+     * measured for each of a sweep's millions of rows */
+    static const size_t size[3] = {sizeof "param", sizeof "input", sizeof "output"};
     for (int r = 0; r < 3; r++) {
-        size_t n = strlen(cdb_placement_roles[r]) + 1;
-        if (n <= cap && !memcmp(role, cdb_placement_roles[r], n))
+        assert(strlen(cdb_placement_roles[r]) + 1 == size[r]);
+        if (size[r] <= cap && !memcmp(role, cdb_placement_roles[r], size[r]))
             return r;
     }
     return -1;
