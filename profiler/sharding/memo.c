@@ -100,15 +100,37 @@ static uint64_t op_desc(ApprofShardContext *ctx, int o)
     return ctx->op_desc[o];
 }
 
+/* The part of a structure key that is not the walk over the stage's ops:
+ * its op count, forced batch axis, memory levels, method, micro-batches
+ * and logical mesh. */
+static ApprofHash128 struct_head(int n_ops, int force, int levels, int method, int micro_batches,
+                                 const ShardMesh *mesh)
+{
+    ApprofHash128 h;
+    approf_hash128_init(&h, 0x57a6e);
+    int64_t hdr[6] = {n_ops, force, levels, method, micro_batches, 0};
+    approf_hash128_update(&h, hdr, sizeof hdr);
+    approf_hash128_update(&h, mesh, sizeof *mesh);
+    return h;
+}
+
+/* A structure key is its head (struct_head) xor the walk over the stage's
+ * ops, which depends on the layer range alone (the ops, and the tensor
+ * facts of shard_stage_setup, which read neither the mesh nor the
+ * variant): the walk of one stage is the key of another stage of the same
+ * range xor that stage's head (stage_key_part). */
+static ApprofHash128 struct_combine(ApprofHash128 a, ApprofHash128 b)
+{
+    ApprofHash128 h = {a.a ^ b.a, a.b ^ b.b};
+    return h;
+}
+
 ApprofHash128 shard_struct_key(ApprofShardContext *ctx, const ShardStage *st, int levels,
                                 int method)
 {
     const ApprofGraph *g = st->g;
     ApprofHash128 h;
-    approf_hash128_init(&h, 0x57a6e);
-    int64_t hdr[6] = {st->n_ops, st->force, levels, method, st->micro_batches, 0};
-    approf_hash128_update(&h, hdr, sizeof hdr);
-    approf_hash128_update(&h, &st->mesh, sizeof st->mesh);
+    approf_hash128_init(&h, 0x57a6f);
     for (int o = st->op_begin; o < st->op_end; o++) {
         const ApprofOp *op = &g->ops[o];
         approf_hash128_word(&h, op_desc(ctx, o));
@@ -129,7 +151,8 @@ ApprofHash128 shard_struct_key(ApprofShardContext *ctx, const ShardStage *st, in
                                     (uint64_t)(st->t_saved[t] != 0));
         }
     }
-    return h;
+    return struct_combine(h, struct_head(st->n_ops, st->force, levels, method,
+                                         st->micro_batches, &st->mesh));
 }
 
 #define SLOT(base, i, esize) ((MemoSlot *)((unsigned char *)(base) + (i) * (esize)))
@@ -481,6 +504,56 @@ void shard_memos_free(ApprofShardContext *ctx)
     }
 }
 
+/* Room in pk for n_ops ops' blocks and tensors; 0 or APPROF_ENOMEM. */
+static int pkey_reserve(ProgKeyMemo *pk, size_t n_ops)
+{
+    if (pk->cap >= n_ops)
+        return 0;
+    free(pk->order);
+    free(pk->blk);
+    pk->cap = 0;
+    pk->order = malloc(n_ops * (APPROF_MAX_INPUTS + APPROF_MAX_OUTPUTS) * sizeof(int));
+    pk->blk = malloc(n_ops * sizeof(int));
+    if (!pk->order || !pk->blk)
+        return APPROF_ENOMEM;
+    pk->cap = n_ops;
+    return 0;
+}
+
+/* Fills pk for stage key `stage` from q, a kept stage of the same layer
+ * range: the op count, checkpoint blocks, tensor order and policy parity
+ * are the range's (shard_stage_setup reads the range alone for them), and
+ * the structure key is q's with q's head exchanged for this stage's
+ * (struct_combine). levels and method are this stage's (its key's last
+ * word); q's are read from its key. 0 or APPROF_ENOMEM. */
+static int same_range_part(ApprofShardContext *ctx, ProgKeyMemo *pk, const ProgKeyMemo *q,
+                           const int stage[8], int levels, int method)
+{
+    ShardMesh mq, mp;
+    size_t nops = (size_t)(q->n_ops > 0 ? q->n_ops : 1);
+    assert(method >= 0 && method < 16); /* shard_stage_key's last word: levels * 16 + method */
+    if (pkey_reserve(pk, nops))
+        return APPROF_ENOMEM;
+    memset(&mq, 0, sizeof mq); /* as in a set-up's zeroed stage */
+    memset(&mp, 0, sizeof mp);
+    shard_mesh_init(&mq, q->stage[2], q->stage[3], q->stage[4], q->stage[5]);
+    shard_mesh_init(&mp, stage[2], stage[3], stage[4], stage[5]);
+    ApprofHash128 walk = struct_combine(q->h, struct_head(q->n_ops, q->stage[6], q->stage[7] / 16,
+                                                          q->stage[7] % 16, ctx->micro_batches,
+                                                          &mq));
+    pk->h = struct_combine(walk, struct_head(q->n_ops, stage[6], levels, method,
+                                             ctx->micro_batches, &mp));
+    pk->n_ops = q->n_ops;
+    pk->op_parity = q->op_parity;
+    pk->n_blk = q->n_blk;
+    memcpy(pk->blk, q->blk, (size_t)q->n_blk * sizeof *pk->blk);
+    pk->n_order = q->n_order;
+    memcpy(pk->order, q->order, (size_t)q->n_order * sizeof *pk->order);
+    memcpy(pk->stage, stage, sizeof pk->stage);
+    pk->valid = 1;
+    return 0;
+}
+
 /* The part of a program key that does not depend on the variant, for
  * the stage of req (shard_stage_key): its structure hash, checkpoint
  * blocks and tensors in first-touch order, computed once and kept for the
@@ -505,6 +578,18 @@ static int stage_key_part(ApprofShardContext *ctx, const ApprofShardRequest *req
     pk = &ctx->pkey[ctx->pkey_next];
     ctx->pkey_next = (ctx->pkey_next + 1) % SHARD_PKEY_SLOTS;
     pk->valid = 0;
+    /* a stage of the same layer range kept (the sweep asks for a range's
+     * logical meshes and forced axes in a row): its range-only parts
+     * without a set-up (same_range_part) */
+    for (int i = 0; i < SHARD_PKEY_SLOTS; i++) {
+        const ProgKeyMemo *q = &ctx->pkey[i];
+        if (q != pk && q->valid && q->stage[0] == stage[0] && q->stage[1] == stage[1]) {
+            rc = same_range_part(ctx, pk, q, stage, levels, (int)req->method);
+            if (!rc)
+                *out = pk;
+            return rc;
+        }
+    }
     memset(&st, 0, sizeof st);
     rc = shard_stage_setup(ctx, req, &st, 0, err, sizeof err);
     if (!rc && !ctx->op_desc) {
@@ -513,17 +598,8 @@ static int stage_key_part(ApprofShardContext *ctx, const ApprofShardRequest *req
             rc = APPROF_ENOMEM;
     }
     size_t nops = (size_t)(st.n_ops > 0 ? st.n_ops : 1);
-    if (!rc && pk->cap < nops) {
-        free(pk->order);
-        free(pk->blk);
-        pk->cap = 0;
-        pk->order = malloc(nops * (APPROF_MAX_INPUTS + APPROF_MAX_OUTPUTS) * sizeof(int));
-        pk->blk = malloc(nops * sizeof(int));
-        if (!pk->order || !pk->blk)
-            rc = APPROF_ENOMEM;
-        else
-            pk->cap = nops;
-    }
+    if (!rc)
+        rc = pkey_reserve(pk, nops);
     unsigned char *seen = rc ? NULL : calloc(ctx->g->n_tensors ? ctx->g->n_tensors : 1, 1);
     if (!rc && !seen)
         rc = APPROF_ENOMEM;
