@@ -233,32 +233,51 @@ static int intern_text(Costdb *db, const char *text, int64_t *id)
                      strlen(text), id);
 }
 
-/* The last spec interned in one costdb_placements_put (its rows outlive
- * the call's ids: a rollback ends the call): a stage's rows, sorted by
- * role and tensor, often give the same spec in a row, which then costs a
- * comparison instead of a hash and a probe. */
+/* The specs interned in one costdb_placements_put, the last one of each
+ * slot (its rows outlive the call's ids: a rollback ends the call): a
+ * stage's rows, sorted by role and tensor, go over a few specs again and
+ * again (a layer's layouts, layer after layer), and one found here costs
+ * a comparison instead of a hash of its text and a probe. A slot is
+ * chosen by the text's length and two of its bytes (spec_slot); texts
+ * that share a slot take turns in it. */
+#define SPEC_MEMO_SLOTS 16
+
 typedef struct SpecMemo {
-    const char *text;
-    size_t len;
-    int64_t id;
+    struct {
+        const char *text;         /* NULL: empty */
+        size_t len;
+        int64_t id;
+    } slot[SPEC_MEMO_SLOTS];
 } SpecMemo;
+
+/* The memo slot of a spec of len bytes. */
+static size_t spec_slot(const char *text, size_t len)
+{
+    size_t h = len;
+    if (len) {
+        h = h * 31 + (unsigned char)text[len / 2];
+        h = h * 31 + (unsigned char)text[len * 3 / 4];
+    }
+    return (h ^ h >> 4) & (SPEC_MEMO_SLOTS - 1);
+}
 
 /* intern_text of a spec of len bytes (checked by the caller). */
 static int intern_spec(Costdb *db, SpecMemo *m, const char *text, size_t len, int64_t *id)
 {
     CdbPlacementCache *c;
+    size_t k = spec_slot(text, len);
     int rc;
-    if (m->text && m->len == len && !memcmp(m->text, text, len)) {
-        *id = m->id;
+    if (m->slot[k].text && m->slot[k].len == len && !memcmp(m->slot[k].text, text, len)) {
+        *id = m->slot[k].id;
         return 0;
     }
     c = cache_of(db);
     if ((rc = intern_in(db, c ? &c->texts : NULL, sql_text_find, sql_text_insert, 0, text, len,
                         id)) < 0)
         return rc;
-    m->text = text;
-    m->len = len;
-    m->id = *id;
+    m->slot[k].text = text;
+    m->slot[k].len = len;
+    m->slot[k].id = *id;
     return 0;
 }
 
@@ -422,7 +441,7 @@ int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p
 {
     SortRow *rows = NULL;
     CdbPair *pairs = NULL;
-    SpecMemo memo = {NULL, 0, 0};
+    SpecMemo memo;
     char *buf = NULL;
     size_t cap = 0;
     int rc = 0;
@@ -430,6 +449,7 @@ int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p
         return COSTDB_EINVAL;
     if (!n)
         return 0;
+    memset(&memo, 0, sizeof memo);
     rows = malloc(n * sizeof *rows);
     if (!rows)
         return COSTDB_ENOMEM;
