@@ -284,6 +284,9 @@ struct ApprofShardContext {
      * the next build reserves, so that its arrays are not grown (copied)
      * again and again; capacity only, no result depends on it */
     int kernels_per_op[COSTDB_RECOMPUTE_COUNT][2];
+    /* the same of the collectives, per 16 ops (a program holds fewer
+     * collectives than ops mostly; 0: none built yet) */
+    int colls_per_16_ops[COSTDB_RECOMPUTE_COUNT][2];
     TensorScratch ts;
     HeldForward *fwd;             /* SHARD_FWD_SLOTS, allocated on first use */
     int fwd_next;                 /* the slot the next one replaces */

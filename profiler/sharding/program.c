@@ -209,7 +209,9 @@ static int plan_recompute(ProgBuild *b)
  * or as many as the context's earlier programs of this recomputation ended
  * with (kernels_per_op: a recomputing backward holds the forward again, an
  * end appends an add kernel per op), and their digests (the forward held,
- * program_held.c); the gradient synchronisation is an all-reduce. */
+ * program_held.c); room for as many collectives as those programs ended
+ * with (colls_per_16_ops), which are else grown (copied) push by push;
+ * the gradient synchronisation is an all-reduce. */
 static int reserve_kernels(ProgBuild *b)
 {
     ApprofStageProgram *p = b->p;
@@ -227,6 +229,13 @@ static int reserve_kernels(ProgBuild *b)
         b->kdig[ph] = malloc(b->kcap[ph] * sizeof *b->kdig[ph]);
         if (!p->kernels[ph] || !b->kdig[ph])
             return APPROF_ENOMEM;
+    }
+    for (int ph = 0; ph < 2 && ctx; ph++) {
+        int per16 = ctx->colls_per_16_ops[mode][ph];
+        size_t room = (size_t)per16 * (size_t)(b->st->n_ops > 0 ? b->st->n_ops : 1) / 16 + 1;
+        if (per16 > 0 && !(p->colls[ph] = malloc(room * sizeof *p->colls[ph])))
+            return APPROF_ENOMEM;
+        b->ccap[ph] = per16 > 0 ? room : 0;
     }
     p->grad_sync.kind = APPROF_COLL_ALL_REDUCE;
     p->grad_sync.op = -1;
@@ -680,6 +689,10 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         size_t per = (p->n_kernels[ph] + (size_t)st->n_ops - 1) / (size_t)st->n_ops + 1;
         if (per > (size_t)*(kp = &st->ctx->kernels_per_op[st->variant.recompute][ph]) && per <= 64)
             *kp = (int)per;
+        size_t per16 = (p->n_colls[ph] * 16 + (size_t)st->n_ops - 1) / (size_t)st->n_ops + 1;
+        if (per16 > (size_t)*(kp = &st->ctx->colls_per_16_ops[st->variant.recompute][ph]) &&
+            per16 <= 64 * 16)
+            *kp = (int)per16;
     }
     if (!rc && !b.held && !(st->hw && st->hw->fp8)) /* for the other modes */
         shard_forward_keep(st, p, &b.kdig[0], &b.facts);
