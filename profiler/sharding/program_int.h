@@ -102,7 +102,7 @@ void shard_place_sums(const ShardStage *st, const TInfo *ti, const int *touched,
  * placements kept"). */
 typedef struct ShardFacts {
     int n_touched;
-    int *touched;
+    int *touched;                 /* this and ti in the facts' own block (not freed alone) */
     unsigned char *ti;            /* n_touched records of offsetof(TInfo, use) bytes */
     size_t n_place;
     ApprofPlacement *place;
