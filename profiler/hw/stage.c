@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Shared utilities of the per-device stage program (stage.h): freeing and
- * deep-copying its arrays, kernel arrays several programs share, and the names of collective kinds as the cost
+ * deep-copying its arrays, kernel and collective arrays several programs
+ * share, and the names of collective kinds as the cost
  * database spells them (CostdbCommPoint.collective).
  */
 #include <stdatomic.h>
@@ -110,6 +111,49 @@ int approf_kernel_share_head(ApprofStageProgram *q, int ph, ApprofKernelShare *s
     return 0;
 }
 
+/* A collective array and how many programs (and builders) hold it,
+ * counted as ApprofKernelShare's holders are (one thread's). */
+struct ApprofCollShare {
+    int holders;
+    ApprofCollective *c;
+    size_t n;
+};
+
+ApprofCollShare *approf_coll_share(ApprofStageProgram *p, int ph)
+{
+    ApprofCollShare *s = p->coll_share[ph];
+    if (!s) {
+        if (!(s = malloc(sizeof *s)))
+            return NULL;
+        s->holders = 1;
+        s->c = p->colls[ph];
+        s->n = p->n_colls[ph];
+        p->coll_share[ph] = s;
+    }
+    s->holders++;
+    return s;
+}
+
+void approf_coll_share_hold(ApprofStageProgram *q, int ph, ApprofCollShare *s, size_t n)
+{
+    if (q->coll_share[ph])
+        approf_coll_share_release(q->coll_share[ph]);
+    else
+        free(q->colls[ph]);
+    s->holders++;
+    q->coll_share[ph] = s;
+    q->colls[ph] = s->c;
+    q->n_colls[ph] = n < s->n ? n : s->n;
+}
+
+void approf_coll_share_release(ApprofCollShare *s)
+{
+    if (!s || --s->holders > 0)
+        return;
+    free(s->c);
+    free(s);
+}
+
 void approf_stage_program_clear(ApprofStageProgram *p)
 {
     if (!p)
@@ -120,7 +164,10 @@ void approf_stage_program_clear(ApprofStageProgram *p)
         else
             free(p->kernels[ph]);
         approf_kernel_share_release(p->head_share[ph]);
-        free(p->colls[ph]);
+        if (p->coll_share[ph])
+            approf_coll_share_release(p->coll_share[ph]);
+        else
+            free(p->colls[ph]);
     }
     free(p->placements);
     memset(p, 0, sizeof *p);
@@ -199,6 +246,7 @@ int approf_stage_program_copy(ApprofStageProgram *dst, const ApprofStageProgram 
     tmp.kernels[0] = tmp.kernels[1] = NULL;
     tmp.kernel_share[0] = tmp.kernel_share[1] = NULL;
     tmp.colls[0] = tmp.colls[1] = NULL;
+    tmp.coll_share[0] = tmp.coll_share[1] = NULL;
     tmp.placements = NULL;
     for (int ph = 0; ph < 2; ph++) {
         tmp.kernel_head[ph] = NULL;

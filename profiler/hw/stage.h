@@ -88,6 +88,13 @@ typedef struct ApprofPlacement {
  * freed with its last holder. */
 typedef struct ApprofKernelShare ApprofKernelShare;
 
+/* A collective array several programs read (stage.c): the ZeRO variants
+ * derived from one build whose end appends no collective to a phase
+ * read the build's array for it (its first n_colls, the collectives
+ * before the build's end), and a kept copy of a program reads the
+ * program's. Read-only once shared; freed with its last holder. */
+typedef struct ApprofCollShare ApprofCollShare;
+
 typedef struct ApprofStageProgram {
     int start_layer, end_layer;       /* inclusive */
     int op_begin, op_end;             /* operator range [op_begin, op_end) */
@@ -112,6 +119,9 @@ typedef struct ApprofStageProgram {
     ApprofKernelShare *head_share[2];
     ApprofCollective *colls[2];       /* [phase] collectives (excl. grad sync) */
     size_t n_colls[2];
+    ApprofCollShare *coll_share[2];   /* [phase] NULL: colls[phase] is the program's own;
+                                       * else held by this share (read-only: its first
+                                       * n_colls[phase] are the program's) */
     /* [phase] 0, or a number no other prefix has (approf_coll_prefix_id):
      * colls[ph][0 .. n_coll_prefix[ph]) are the collectives every program
      * of one build starts with (the build's before its end, which only
@@ -223,6 +233,18 @@ void approf_kernel_share_release(ApprofKernelShare *s);
 /* A number no other share of the process has (0 for NULL): what a price
  * kept for the array is keyed by (approf_phase_seconds_memo). */
 uint64_t approf_kernel_share_id(const ApprofKernelShare *s);
+
+/* Shares the collectives of p's phase ph (held by a share from now on, p
+ * one holder, read-only: nothing may be appended or changed) and returns
+ * the share with one more holder for the caller
+ * (approf_coll_share_release); NULL without memory (p unchanged). */
+ApprofCollShare *approf_coll_share(ApprofStageProgram *p, int ph);
+/* q's collectives of phase ph become the first n of s's array (one more
+ * holder of s; n at most the array's length); q's own array for that
+ * phase, if any, is freed. */
+void approf_coll_share_hold(ApprofStageProgram *q, int ph, ApprofCollShare *s, size_t n);
+/* One holder less; the array is freed with the last. */
+void approf_coll_share_release(ApprofCollShare *s);
 
 /* A number for a collective prefix (coll_prefix) that no other prefix
  * or kernel share of the process has, from 1. */

@@ -254,6 +254,12 @@ struct ApprofShardContext {
     int *last_reader;             /* per tensor: the last op that reads it, -1 none */
     void *prog_scratch;           /* program.c's per-tensor scratch, all zero at rest */
     size_t prog_scratch_n;
+    /* the program builder's per-op arrays, in one block kept at the
+     * largest size a build asked (program_scratch.c; capacity only);
+     * busy: a build holds it */
+    void *build_arrays;
+    size_t build_arrays_bytes;
+    int build_arrays_busy;
     MemoTable smemo;              /* StructEntry */
     MemoTable ememo;              /* EdgeEntry */
     MemoTable kmemo;              /* KernelEntry */
@@ -278,6 +284,9 @@ struct ApprofShardContext {
      * the next build reserves, so that its arrays are not grown (copied)
      * again and again; capacity only, no result depends on it */
     int kernels_per_op[COSTDB_RECOMPUTE_COUNT][2];
+    /* the same of the collectives, per 16 ops (a program holds fewer
+     * collectives than ops mostly; 0: none built yet) */
+    int colls_per_16_ops[COSTDB_RECOMPUTE_COUNT][2];
     TensorScratch ts;
     HeldForward *fwd;             /* SHARD_FWD_SLOTS, allocated on first use */
     int fwd_next;                 /* the slot the next one replaces */
@@ -336,6 +345,9 @@ ApprofHash128 *shard_forward_hold(const ShardStage *st, const HeldForward *h,
 void shard_forward_forget(ApprofShardContext *ctx);
 /* sharding.c: frees the context's TensorScratch. */
 void shard_tensor_scratch_free(ApprofShardContext *ctx);
+/* program_scratch.c: frees the program builder's scratch (prog_scratch,
+ * build_arrays). */
+void shard_build_scratch_free(ApprofShardContext *ctx);
 
 /* stage_ops.c: sets st->ops (the op, its iteration space and
  * strategies): the list an earlier request of the same stage kept, lent

@@ -21,6 +21,7 @@
 #include "sharding/context.h"
 #include "sharding/sharding_int.h"
 #include "sharding/program_int.h"
+#include "sharding/program_build.h"
 #include "sharding/sharding.h"
 
 /* Layout consumer o (stage-local) wants input slot i in, and on which axes
@@ -60,14 +61,6 @@ static unsigned rereads_inputs(const ShardStage *st, int o, const unsigned char 
     /* the input bits of the saved mask (APPROF_SAVED_INPUT) */
     return shard_saved_mask(st, st->ops[o].op) & ((1u << APPROF_MAX_INPUTS) - 1);
 }
-
-/* consumer_layout of stage op o's input slot i, kept for the build (at
- * o * APPROF_MAX_INPUTS + i): group_uses and push_input_colls both read
- * it. */
-typedef struct ConsumerLayout {
-    ShardLayout lc;
-    int partial[2];
-} ConsumerLayout;
 
 /* Groups the in-stage consumers of each tensor by the layout they want;
  * keeps each input's consumer layout in cl. */
@@ -125,67 +118,6 @@ static void mark_async_gemms(ApprofStageProgram *p, double welems, size_t b0, si
         k->async_group = group;
         k->async_wgrad = shard_is_wgrad_gemm(k, welems);
     }
-}
-
-/* What the steps of shard_build_program share: the stage, the program
- * being filled, the per-tensor facts of the tensors the stage touches,
- * the recomputation marks and checkpoint blocks, the arrays' capacities
- * and the digests the signature hashes. */
-typedef struct ProgBuild {
-    const ShardStage *st;
-    ApprofStageProgram *p;
-    TInfo *ti;                    /* per graph tensor: the context's scratch, or owned */
-    int *touched, n_touched;      /* tensors whose TInfo is written, first-touch order */
-    unsigned char *recomp;        /* per stage op: the backward reruns it */
-    ConsumerLayout *cl;           /* per stage op and input slot (group_uses) */
-    int *blk, n_blk;              /* checkpoint blocks (shard_stage_blocks) */
-    size_t kcap[2], ccap[2];      /* room in p's kernels and collectives, per phase */
-    ApprofHash128 *kdig[2];       /* per phase, each kernel's digest */
-    ApprofHash128 *pdig;          /* each placement's spec text digest */
-    double grad_set_bytes[4];     /* parameter gradients by axis set (APPROF_AXIS0 | 1) */
-    int async, async_groups;      /* the spec prices async backward collectives; groups */
-    double rs_kept;               /* reduce-scatter outputs the op policy saves */
-    const HeldForward *held;      /* the forward held, not pushed (program_held.c) */
-    int dig_borrowed;             /* kdig[0] is held's: not freed */
-    ShardFacts *facts;            /* this build's facts, for the other modes (program_held.c) */
-    int placed;                   /* p's placements taken from the held forward's facts */
-    /* from the held forward's facts, copied before a full recomputation
-     * empties its slot (shard_forward_hold): each op's parameter bytes
-     * (NULL: summed here) and the backward walk (bwd_set) */
-    double *op_param, bwd_peak, bwd_fresh;
-    int bwd_set;
-} ProgBuild;
-
-/* Takes the per-tensor facts (the context's scratch, all zero between
- * programs: only the tensors this stage touches are written, and reset at
- * the end, so a program costs its stage's size, not the graph's; without
- * a context the program allocates its own) and the touched list. */
-static int scratch_take(ProgBuild *b)
-{
-    const ShardStage *st = b->st;
-    ApprofShardContext *ctx = st->ctx;
-    size_t nt = st->g->n_tensors ? st->g->n_tensors : 1;
-    if (ctx && ctx->prog_scratch_n < nt) {
-        free(ctx->prog_scratch);
-        ctx->prog_scratch = calloc(nt, sizeof(TInfo));
-        ctx->prog_scratch_n = ctx->prog_scratch ? nt : 0;
-    }
-    b->ti = ctx ? ctx->prog_scratch : calloc(nt, sizeof(TInfo));
-    b->touched = malloc((size_t)(st->n_ops > 0 ? st->n_ops : 1) *
-                        (APPROF_MAX_INPUTS + APPROF_MAX_OUTPUTS) * sizeof(int));
-    return b->ti && b->touched ? 0 : APPROF_ENOMEM;
-}
-
-/* Gives the scratch back all zero (or frees the program's own). */
-static void scratch_release(ProgBuild *b)
-{
-    if (b->st->ctx) {
-        for (int k = 0; k < b->n_touched; k++)
-            memset(&b->ti[b->touched[k]], 0, offsetof(TInfo, use));
-    } else {
-        free(b->ti);
-    }
-    free(b->touched);
 }
 
 /* Records the facts of each tensor the stage touches: its layout (the
@@ -256,16 +188,11 @@ static int plan_recompute(ProgBuild *b)
 {
     const ShardStage *st = b->st;
     size_t n = (size_t)(st->n_ops > 0 ? st->n_ops : 1);
-    b->recomp = calloc(n, 1);
-    if (!b->recomp)
-        return APPROF_ENOMEM;
     int rc = shard_mark_recompute(st, b->recomp);
     if (rc)
         return rc;
     if (!b->blk) { /* else the held forward's, copied (shard_build_program) */
-        b->blk = malloc(n * sizeof(int));
-        if (!b->blk)
-            return APPROF_ENOMEM;
+        b->blk = b->blk_room;
         b->n_blk = shard_stage_blocks(st, b->blk);
         if (b->facts && (b->facts->blk = malloc(n * sizeof(int)))) {
             memcpy(b->facts->blk, b->blk, (size_t)b->n_blk * sizeof(int));
@@ -274,9 +201,6 @@ static int plan_recompute(ProgBuild *b)
     }
     shard_mark_kept(st, b->ti, b->touched, b->n_touched, b->recomp, b->blk, b->n_blk);
     shard_mark_param_reads(st, b->ti, b->recomp);
-    b->cl = malloc(n * APPROF_MAX_INPUTS * sizeof *b->cl);
-    if (!b->cl)
-        return APPROF_ENOMEM;
     group_uses(st, b->ti, b->recomp, b->cl);
     return 0;
 }
@@ -285,7 +209,9 @@ static int plan_recompute(ProgBuild *b)
  * or as many as the context's earlier programs of this recomputation ended
  * with (kernels_per_op: a recomputing backward holds the forward again, an
  * end appends an add kernel per op), and their digests (the forward held,
- * program_held.c); the gradient synchronisation is an all-reduce. */
+ * program_held.c); room for as many collectives as those programs ended
+ * with (colls_per_16_ops), which are else grown (copied) push by push;
+ * the gradient synchronisation is an all-reduce. */
 static int reserve_kernels(ProgBuild *b)
 {
     ApprofStageProgram *p = b->p;
@@ -303,6 +229,13 @@ static int reserve_kernels(ProgBuild *b)
         b->kdig[ph] = malloc(b->kcap[ph] * sizeof *b->kdig[ph]);
         if (!p->kernels[ph] || !b->kdig[ph])
             return APPROF_ENOMEM;
+    }
+    for (int ph = 0; ph < 2 && ctx; ph++) {
+        int per16 = ctx->colls_per_16_ops[mode][ph];
+        size_t room = (size_t)per16 * (size_t)(b->st->n_ops > 0 ? b->st->n_ops : 1) / 16 + 1;
+        if (per16 > 0 && !(p->colls[ph] = malloc(room * sizeof *p->colls[ph])))
+            return APPROF_ENOMEM;
+        b->ccap[ph] = per16 > 0 ? room : 0;
     }
     p->grad_sync.kind = APPROF_COLL_ALL_REDUCE;
     p->grad_sync.op = -1;
@@ -629,30 +562,6 @@ static void memory_sizes(ProgBuild *b, ShardPlaceSums *s)
     p->initial_size = (int64_t)llround(s->param_elems * per_elem);
 }
 
-/* Copies what the held forward's facts hf keep besides the tensor facts
- * (ShardFacts: the blocks, each op's parameter bytes, the backward walk)
- * into b, before a full recomputation empties hf's slot; 0 or
- * APPROF_ENOMEM. */
-static int held_extras(ProgBuild *b, const ShardFacts *hf)
-{
-    size_t n = (size_t)(b->st->n_ops > 0 ? b->st->n_ops : 1);
-    if (hf->blk) {
-        if (!(b->blk = malloc(n * sizeof(int))))
-            return APPROF_ENOMEM;
-        memcpy(b->blk, hf->blk, (size_t)hf->n_blk * sizeof(int));
-        b->n_blk = hf->n_blk;
-    }
-    if (hf->op_param && b->st->n_ops > 0) {
-        if (!(b->op_param = malloc(n * sizeof(double))))
-            return APPROF_ENOMEM;
-        memcpy(b->op_param, hf->op_param, (size_t)b->st->n_ops * sizeof(double));
-    }
-    b->bwd_set = hf->bwd_set;
-    b->bwd_peak = hf->bwd_peak;
-    b->bwd_fresh = hf->bwd_fresh;
-    return 0;
-}
-
 /* The program of the solved stage st, step by step: the per-tensor facts,
  * recomputation, kernels and collectives, the gradient synchronisation,
  * placements and memory; then the ZeRO variants the request's family asks
@@ -668,7 +577,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         st->ctx->recompute_asked = 1;
     /* the steps read each op's saved mask several times a build */
     shard_op_facts_make(st->ctx);
-    int rc = scratch_take(&b);
+    int rc = shard_build_scratch_take(&b);
     /* the tensor facts and placements of a held forward's build, where it
      * kept them: the same stage and sharding solution (program_held.c) */
     const ShardFacts *hf = b.held ? b.held->facts : NULL;
@@ -676,7 +585,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         rc = shard_forward_facts(st, b.held, b.ti, b.touched, &b.n_touched, p, &b.pdig);
         b.placed = 1;
         if (!rc)
-            rc = held_extras(&b, hf);
+            rc = shard_build_held_extras(&b, hf);
     } else if (!rc) {
         note_tensors(&b);
         /* kept for the other recomputation modes once the context has been
@@ -707,10 +616,9 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
      * per program (ZeRO's shards and collectives, the accumulation adds)
      * and ti no longer changes: summed once here (shard_op_param_bytes) */
     ShardStage sp = *st;
-    double *op_param = NULL;
-    /* then the ops with parameters (shard_param_ops_index), in one block */
-    if (!rc && st->n_ops > 0 &&
-        (op_param = malloc((size_t)st->n_ops * (sizeof *op_param + sizeof(int))))) {
+    double *op_param = b.param_bytes;
+    /* then the ops with parameters (shard_param_ops_index) */
+    if (!rc && st->n_ops > 0) {
         if (b.op_param)
             memcpy(op_param, b.op_param, (size_t)st->n_ops * sizeof *op_param);
         else
@@ -721,7 +629,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             memcpy(b.facts->op_param, op_param, (size_t)st->n_ops * sizeof *op_param);
         sp.op_param = op_param;
         sp.param_ti = b.ti;
-        shard_param_ops_index(&sp, (int *)(op_param + st->n_ops));
+        shard_param_ops_index(&sp, b.param_ops);
         st = &sp;
     }
     if (!rc) {
@@ -758,6 +666,9 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             ends.fwd = rc ? NULL : approf_kernel_share(p, 0);
             /* a failed end derives as before: copies of p before its end */
             tail.ends = ends.fwd && ends.n ? &ends : NULL;
+            /* read by the derived programs in place (ZeroTail.colls) */
+            for (int ph = 0; ph < 2 && !rc; ph++)
+                tail.colls[ph] = approf_coll_share(p, ph);
             pre.colls[0] = p->colls[0];
             pre.colls[1] = p->colls[1];
             pre.kernels[0] = p->kernels[0];
@@ -765,6 +676,8 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             for (int z = st->variant.zero + 1; z <= 3; z++)
                 if (st->zero_family & (1u << z))
                     shard_derive_zero(st, b.ti, &pre, b.kdig, &tail, z);
+            for (int ph = 0; ph < 2; ph++)
+                approf_coll_share_release(tail.colls[ph]);
         } else {
             for (int z = st->variant.zero + 1; z <= 3 && family; z++)
                 if (st->zero_family & (1u << z))
@@ -776,20 +689,19 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
         size_t per = (p->n_kernels[ph] + (size_t)st->n_ops - 1) / (size_t)st->n_ops + 1;
         if (per > (size_t)*(kp = &st->ctx->kernels_per_op[st->variant.recompute][ph]) && per <= 64)
             *kp = (int)per;
+        size_t per16 = (p->n_colls[ph] * 16 + (size_t)st->n_ops - 1) / (size_t)st->n_ops + 1;
+        if (per16 > (size_t)*(kp = &st->ctx->colls_per_16_ops[st->variant.recompute][ph]) &&
+            per16 <= 64 * 16)
+            *kp = (int)per16;
     }
     if (!rc && !b.held && !(st->hw && st->hw->fp8)) /* for the other modes */
         shard_forward_keep(st, p, &b.kdig[0], &b.facts);
     shard_facts_free(b.facts);
-    free(op_param);
     shard_backward_ends_free(&ends);
     if (!b.dig_borrowed)
         free(b.kdig[0]);
     free(b.kdig[1]);
     free(b.pdig);
-    scratch_release(&b);
-    free(b.recomp);
-    free(b.cl);
-    free(b.blk);
-    free(b.op_param);
+    shard_build_scratch_release(&b);
     return rc;
 }

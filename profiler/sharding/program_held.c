@@ -131,16 +131,15 @@ void shard_forward_forget(ApprofShardContext *ctx)
 
 ShardFacts *shard_facts_take(const TInfo *ti, const int *touched, int n_touched)
 {
-    ShardFacts *f = calloc(1, sizeof *f);
     size_t n = (size_t)(n_touched > 0 ? n_touched : 1);
+    /* one block: the facts, the touched list (ints after the struct's
+     * alignment) and the records (bytes, copied as such) */
+    ShardFacts *f = malloc(sizeof *f + n * (sizeof *f->touched + FACT_BYTES));
     if (!f)
         return NULL;
-    f->touched = malloc(n * sizeof *f->touched);
-    f->ti = malloc(n * FACT_BYTES);
-    if (!f->touched || !f->ti) {
-        shard_facts_free(f);
-        return NULL;
-    }
+    memset(f, 0, sizeof *f);
+    f->touched = (int *)(f + 1);
+    f->ti = (unsigned char *)(f->touched + n);
     f->n_touched = n_touched;
     memcpy(f->touched, touched, (size_t)n_touched * sizeof *touched);
     for (int k = 0; k < n_touched; k++)
@@ -207,9 +206,7 @@ void shard_facts_free(ShardFacts *f)
 {
     if (!f)
         return;
-    free(f->touched);
-    free(f->ti);
-    free(f->place);
+    free(f->place); /* touched and ti are f's block */
     free(f->pdig);
     free(f->blk);
     free(f->op_param);

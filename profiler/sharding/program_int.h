@@ -49,6 +49,11 @@ typedef struct TInfo {
 /* Appends c to phase ph's collectives (a group of one or no bytes is
  * nothing); 0 or APPROF_ENOMEM. */
 int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofCollective *c);
+/* Room for need collectives in phase ph (capacity *cap): a shared array
+ * (coll_share) is first copied into one of the phase's own, so every
+ * append to a program's collectives makes room here. 0 or
+ * APPROF_ENOMEM. */
+int shard_colls_room(ApprofStageProgram *p, int ph, size_t *cap, size_t need);
 
 /* The parameter bytes of operator o of the stage, per device (those it is
  * the first to read, so a tied parameter counts once; program_zero.c). */
@@ -97,7 +102,7 @@ void shard_place_sums(const ShardStage *st, const TInfo *ti, const int *touched,
  * placements kept"). */
 typedef struct ShardFacts {
     int n_touched;
-    int *touched;
+    int *touched;                 /* this and ti in the facts' own block (not freed alone) */
     unsigned char *ti;            /* n_touched records of offsetof(TInfo, use) bytes */
     size_t n_place;
     ApprofPlacement *place;
@@ -255,6 +260,10 @@ typedef struct ZeroTail {
     const ApprofHash128 *pdig;
     BackwardEnds *ends;   /* the build's ended backwards (NULL: none shared) */
     SigShared *sig;       /* NULL: every signature digested in full */
+    /* per phase, the ended build's collectives, whose first ones (those
+     * before its end) a derived program holds until its end appends to
+     * them (shard_colls_room); NULL: copied */
+    ApprofCollShare *colls[2];
 } ZeroTail;
 /* The end of a stage program, where its variants' programs part: ZeRO
  * (program_zero.c), gradient accumulation, FP8 weights, the peaks and the

@@ -5,6 +5,7 @@
  * (program.h), shared by every step of the builder (program.c and the
  * files of its parts).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "hash.h"
@@ -65,11 +66,34 @@ ApprofHash128 shard_kernel_digest(const ApprofKernel *k)
     return h;
 }
 
+int shard_colls_room(ApprofStageProgram *p, int ph, size_t *cap, size_t need)
+{
+    ApprofCollShare *s = p->coll_share[ph];
+    if (!s)
+        return need <= *cap || UTIL_GROW(p->colls[ph], *cap, need) == 0 ? 0 : APPROF_ENOMEM;
+    /* a shared array is read-only: the phase's first n_colls copied into
+     * one of its own, with room for what an end appends (ZeRO's
+     * collectives, a few per op: two more per op of the program's
+     * range), so that it is seldom grown (copied) again */
+    size_t n = p->n_colls[ph];
+    size_t room = need + 2 * (size_t)(p->op_end > p->op_begin ? p->op_end - p->op_begin : 1);
+    ApprofCollective *c = malloc(room * sizeof *c);
+    if (!c)
+        return APPROF_ENOMEM;
+    if (n)
+        memcpy(c, p->colls[ph], n * sizeof *c);
+    approf_coll_share_release(s);
+    p->coll_share[ph] = NULL;
+    p->colls[ph] = c;
+    *cap = room;
+    return 0;
+}
+
 int shard_push_coll(ApprofStageProgram *p, int ph, size_t *cap, const ApprofCollective *c)
 {
     if (c->group_size <= 1 || !(c->bytes > 0))
         return 0;
-    if (p->n_colls[ph] >= *cap && UTIL_GROW(p->colls[ph], *cap, p->n_colls[ph] + 1) < 0)
+    if (p->n_colls[ph] >= *cap && shard_colls_room(p, ph, cap, p->n_colls[ph] + 1))
         return APPROF_ENOMEM;
     p->colls[ph][p->n_colls[ph]++] = *c;
     return 0;

@@ -44,9 +44,10 @@ static void twin_clear(TwinBuild *t)
     memset(t, 0, sizeof *t);
 }
 
-/* q: a copy of p that holds p's kernel arrays (made shared, if they were
- * not: ApprofKernelShare, read-only from now on), with collectives and
- * placements of its own; 0, or APPROF_ENOMEM with q cleared. */
+/* q: a copy of p that holds p's kernel and collective arrays (made
+ * shared, if they were not: ApprofKernelShare, ApprofCollShare, read-only
+ * from now on), with placements of its own; 0, or APPROF_ENOMEM with q
+ * cleared. */
 static int share_copy(ApprofStageProgram *q, ApprofStageProgram *p)
 {
     int rc = 0;
@@ -57,6 +58,8 @@ static int share_copy(ApprofStageProgram *q, ApprofStageProgram *p)
         q->kernel_head[ph] = NULL;
         q->n_kernels[ph] = q->n_kernel_head[ph] = 0;
         q->colls[ph] = NULL;
+        q->coll_share[ph] = NULL;
+        q->n_colls[ph] = 0;
     }
     q->placements = NULL;
     for (int ph = 0; ph < 2 && !rc; ph++) {
@@ -67,10 +70,15 @@ static int share_copy(ApprofStageProgram *q, ApprofStageProgram *p)
         }
         approf_kernel_share_hold(q, ph, s);
         approf_kernel_share_release(s);
-        if (p->n_colls[ph] && !(q->colls[ph] = malloc(p->n_colls[ph] * sizeof *q->colls[ph])))
+        if (!p->n_colls[ph])
+            continue;
+        ApprofCollShare *cs = approf_coll_share(p, ph);
+        if (!cs) {
             rc = APPROF_ENOMEM;
-        else if (p->n_colls[ph])
-            memcpy(q->colls[ph], p->colls[ph], p->n_colls[ph] * sizeof *q->colls[ph]);
+            break;
+        }
+        approf_coll_share_hold(q, ph, cs, p->n_colls[ph]);
+        approf_coll_share_release(cs);
     }
     if (!rc && p->n_placements &&
         !(q->placements = malloc(p->n_placements * sizeof *q->placements)))

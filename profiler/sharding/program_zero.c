@@ -222,7 +222,7 @@ static int push_module_colls(const ZeroModules *zm, ApprofStageProgram *p, int p
     if (c->group_size <= 1 || !zm->n)
         return 0;
     size_t at = p->n_colls[ph];
-    if (at + (size_t)zm->n > *cap && UTIL_GROW(p->colls[ph], *cap, at + (size_t)zm->n) < 0)
+    if (at + (size_t)zm->n > *cap && shard_colls_room(p, ph, cap, at + (size_t)zm->n))
         return APPROF_ENOMEM;
     const double *sums = c->kind == APPROF_COLL_ALL_GATHER ? zm->gathered : zm->own;
     ApprofCollective *to = p->colls[ph];
@@ -244,7 +244,7 @@ static int append_colls(ApprofStageProgram *p, int ph, size_t *cap, const Approf
 {
     if (!n)
         return 0;
-    if (p->n_colls[ph] + n > *cap && UTIL_GROW(p->colls[ph], *cap, p->n_colls[ph] + n) < 0)
+    if (p->n_colls[ph] + n > *cap && shard_colls_room(p, ph, cap, p->n_colls[ph] + n))
         return APPROF_ENOMEM;
     memcpy(&p->colls[ph][p->n_colls[ph]], src, n * sizeof *src);
     p->n_colls[ph] += n;

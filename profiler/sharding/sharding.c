@@ -60,7 +60,7 @@ void approf_shard_context_free(ApprofShardContext **ctx)
     free((*ctx)->space_state);
     free((*ctx)->op_desc);
     free((*ctx)->last_reader);
-    free((*ctx)->prog_scratch);
+    shard_build_scratch_free(*ctx);
     shard_zero_family_free(*ctx);
     shard_tensor_scratch_free(*ctx);
     shard_forward_forget(*ctx);

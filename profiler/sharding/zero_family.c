@@ -45,6 +45,12 @@ int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram
 {
     double share = shard_grad_accum_share(st, p);
     int derived = !p->kernels[1], rc;
+    /* the adds shard_push_grad_accum makes at most: one per op with
+     * parameters (the build's table, shard_param_ops_index), else per op;
+     * the room a derived backward gets for them, so that it is seldom
+     * given back below */
+    size_t adds = (size_t)(shard_op_param_table(st, ti) ? st->n_param_ops : st->n_ops);
+    adds = adds > 0 ? adds : 1;
     for (int i = 0; i < ends->n; i++) {
         if (memcmp(&ends->e[i].share, &share, sizeof share))
             continue;
@@ -57,7 +63,7 @@ int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram
         /* the build's backward before its end as the head, read in place;
          * the adds are the phase's own kernels (digests: the head's are
          * ends->pre_dig, program_finish.c) */
-        size_t room = (size_t)(st->n_ops > 0 ? st->n_ops : 1);
+        size_t room = adds;
         p->kernels[1] = malloc(room * sizeof *p->kernels[1]);
         dig[1] = malloc(room * sizeof *dig[1]);
         if (!p->kernels[1] || !dig[1])
@@ -65,7 +71,7 @@ int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram
         p->n_kernels[1] = 0;
         *cap = room;
     } else if (derived) { /* a copy of the build's backward before its end, with room for the adds */
-        size_t room = ends->pre_n + (size_t)(st->n_ops > 0 ? st->n_ops : 1);
+        size_t room = ends->pre_n + adds;
         p->kernels[1] = malloc(room * sizeof *p->kernels[1]);
         dig[1] = malloc(room * sizeof *dig[1]);
         if (!p->kernels[1] || !dig[1])
@@ -81,7 +87,8 @@ int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram
     *sig_dig = dig[1];
     if (rc || ends->n == (int)(sizeof ends->e / sizeof ends->e[0]))
         return rc;
-    if (derived) { /* kept until asked for: no room */
+    /* kept until asked for: no room (mostly none left: adds) */
+    if (derived && *cap > (p->n_kernels[1] ? p->n_kernels[1] : 1)) {
         ApprofKernel *k = realloc(p->kernels[1], (p->n_kernels[1] ? p->n_kernels[1] : 1) *
                                                      sizeof *p->kernels[1]);
         p->kernels[1] = k ? k : p->kernels[1];
@@ -124,15 +131,20 @@ void shard_derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStageP
     q.kernels[0] = q.kernels[1] = NULL;
     q.kernel_share[0] = q.kernel_share[1] = NULL;
     q.colls[0] = q.colls[1] = NULL;
+    q.coll_share[0] = q.coll_share[1] = NULL;
     for (int ph = 0; ph < 2 && !rc; ph++) {
         size_t nk = p->n_kernels[ph], nc = p->n_colls[ph];
-        q.colls[ph] = malloc(ccap[ph] * sizeof *q.colls[ph]);
-        if (!q.colls[ph]) {
+        if (tl->colls[ph]) {
+            /* the ended build's, read in place until the end appends
+             * (shard_colls_room copies them then): no room */
+            approf_coll_share_hold(&q, ph, tl->colls[ph], nc);
+            ccap[ph] = nc;
+        } else if (!(q.colls[ph] = malloc(ccap[ph] * sizeof *q.colls[ph]))) {
             rc = APPROF_ENOMEM;
             break;
-        }
-        if (nc)
+        } else if (nc) {
             memcpy(q.colls[ph], p->colls[ph], nc * sizeof *q.colls[ph]);
+        }
         if (ends) /* held: the forward below, the backward at the end */
             continue;
         qdig[ph] = malloc(kcap[ph] * sizeof *qdig[ph]);
@@ -159,8 +171,9 @@ void shard_derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStageP
         rc = shard_finish_program(&sz, ti, &q, tl, kcap, ccap, dig);
     qdig[1] = dig[1]; /* NULL where the ended backwards took it */
     for (int ph = 0; ph < 2 && !rc; ph++) { /* kept until asked for: no room */
-        void *c = realloc(q.colls[ph], (q.n_colls[ph] ? q.n_colls[ph] : 1) *
-                                           sizeof *q.colls[ph]);
+        void *c = q.coll_share[ph] ? NULL
+                                   : realloc(q.colls[ph], (q.n_colls[ph] ? q.n_colls[ph] : 1) *
+                                                              sizeof *q.colls[ph]);
         q.colls[ph] = c ? c : q.colls[ph];
         if (q.kernel_share[ph])
             continue;

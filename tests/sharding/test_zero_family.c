@@ -174,6 +174,15 @@ static void check_shared(const ApprofGraph *g, int a, int b, int recompute, int 
     CU_ASSERT_EQUAL(d[3].kernels[1] == d[2].kernels[1], !fusion);
     CU_ASSERT(d[2].kernels[1] != p.kernels[1]);
     CU_ASSERT(d[2].n_kernels[1] == p.n_kernels[1]);
+    /* ZeRO 1's end appends no collective, 2's none to the forward: they
+     * read the build's in place (ZeroTail.colls), its first n_colls; 2's
+     * backward appends a reduce-scatter to a copy (fusion: all copies) */
+    for (int ph = 0; ph < 2; ph++)
+        CU_ASSERT_EQUAL(d[1].coll_share[ph] && d[1].colls[ph] == p.colls[ph] &&
+                            d[1].n_colls[ph] <= p.n_colls[ph],
+                        !fusion || !p.colls[ph]);
+    CU_ASSERT_EQUAL(d[2].colls[0] == p.colls[0], !fusion || !p.colls[0]);
+    CU_ASSERT(d[2].colls[1] != p.colls[1]);
     approf_stage_program_clear(&d[2]);
     approf_stage_program_clear(&p);
     zoo_fixture_same_program(&d[3], &f[3], 0); /* still there with its first holders gone */
