@@ -264,6 +264,8 @@ static double dp_eval(Dp *dp, size_t k, double above, int *err)
         dp->plan_max = plan->max_stage_cost;
         memcpy(dp->chain, dp->path, (size_t)n * sizeof *dp->chain);
         dp->chain_n = n;
+        if (dp->store) /* for the table's later searches (dp_bound.c) */
+            apsolve_dp_chains_put(dp->store, dp, dp->chain, n);
     } else {
         apsolve_plan_free(&plan);
     }
@@ -358,8 +360,8 @@ void apsolve_dp_free(Dp *dp)
  * infeasible or not run). */
 static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, const DpPrep *pr,
                       double limit, int mem_n, int exact_n, int dense, DpCut cut,
-                      DpLiveKeep *keep, double above, double *g_top, ApsolvePlan **out,
-                      long *evals, long *cands)
+                      DpLiveKeep *keep, DpChains *store, double above, double *g_top,
+                      ApsolvePlan **out, long *evals, long *cands)
 {
     Dp dp;
     double ginf;
@@ -377,6 +379,7 @@ static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, const 
     dp.exact_n = exact_n;
     dp.dense = dense;
     dp.cut = cut;
+    dp.store = store;
     dp.NS = dp.L < dp.D ? dp.L : dp.D;
     if (opt->max_stages > 0 && opt->max_stages < dp.NS)
         dp.NS = opt->max_stages;
@@ -452,6 +455,7 @@ typedef struct ApplySearch {
     long evals, cands;
     int err;
     DpLiveKeep keep;                  /* the live states of its last Dp */
+    DpChains *store;                  /* the table's plans' chains */
 } ApplySearch;
 
 static void apply_keep(ApplySearch *as, ApsolvePlan *pl)
@@ -485,7 +489,8 @@ static double apply_eval(ApplySearch *as, size_t k, double above, double *g_top)
     int rc;
     assert(k < as->n_vals);
     rc = solve_core(as->p, as->opt, as->prep, as->vals[k], as->mem_n, as->exact_n, as->dense,
-                    as->cut, &as->keep, above, g_top, &pl, &as->evals, &as->cands);
+                    as->cut, &as->keep, as->store, above, g_top, &pl, &as->evals,
+                    &as->cands);
     if (rc == APSOLVE_EINFEASIBLE)
         return INFINITY;
     if (rc) {
@@ -561,8 +566,8 @@ int apsolve_dp_solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
         sh->prep_n = mem_n;
     }
     if (opt->objective != APSOLVE_OBJECTIVE_FULL || opt->inference)
-        return solve_core(p, opt, prep, INFINITY, mem_n, exact_n, dense, cut, NULL, INFINITY,
-                          &g_top, out, evals, cands);
+        return solve_core(p, opt, prep, INFINITY, mem_n, exact_n, dense, cut, NULL, &sh->chains,
+                          INFINITY, &g_top, out, evals, cands);
     memset(&as, 0, sizeof as);
     as.p = p;
     as.opt = opt;
@@ -571,6 +576,7 @@ int apsolve_dp_solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
     as.exact_n = exact_n;
     as.dense = dense;
     as.cut = cut;
+    as.store = &sh->chains;
     as.vals = vals;
     as.n_vals = n_vals;
     if (as.n_vals == 0)

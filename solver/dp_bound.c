@@ -57,6 +57,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "dp_int.h"
 
@@ -259,11 +260,74 @@ double apsolve_dp_chain_sum(const Dp *dp, const int *chain, int n, double t)
     return v;
 }
 
+void apsolve_dp_chains_put(DpChains *c, const Dp *dp, const int *chain, int n)
+{
+    int slot = c->next, i = 0, *ijs;
+    for (int k = 0; k < DP_CHAINS_KEPT; k++)
+        if (c->ijs[k] && c->n[k] == n)
+            slot = k;
+    if (!(ijs = realloc(c->ijs[slot], (size_t)n * 3 * sizeof *ijs)))
+        return; /* the slot as it was */
+    c->ijs[slot] = ijs;
+    c->n[slot] = n;
+    if (slot == c->next)
+        c->next = (c->next + 1) % DP_CHAINS_KEPT;
+    for (int k = 0; k < n; k++) {
+        const DpOpt *op = &dp->opts[chain[k]];
+        ijs[3 * k] = i;
+        ijs[3 * k + 1] = op->end;
+        ijs[3 * k + 2] = op->submesh;
+        i = op->end + 1;
+    }
+}
+
+void apsolve_dp_chains_free(DpChains *c)
+{
+    for (int k = 0; k < DP_CHAINS_KEPT; k++)
+        free(c->ijs[k]);
+    memset(c, 0, sizeof *c);
+}
+
+/* The table's chains as dp's options (NS - 1 stages at most, exact_n's
+ * when set) into dp->chain, the one of least sum at t; before dp has a
+ * plan of its own. A stage whose (first layer, last layer, submesh) dp
+ * has no option of leaves its chain out. */
+static void chains_take(Dp *dp, double t)
+{
+    double least = INFINITY;
+    int *tmp = dp->path; /* scratch: read again only after dp_extract fills it */
+    if (dp->path_n)
+        return;
+    for (int k = 0; k < DP_CHAINS_KEPT; k++) {
+        const int *ijs = dp->store->ijs[k];
+        int n = dp->store->n[k], ok = ijs != NULL && n >= 1 && n <= dp->NS - 1 &&
+                                      (dp->exact_n == 0 || n == dp->exact_n);
+        double sum;
+        for (int q = 0; ok && q < n; q++) {
+            int i = ijs[3 * q], o;
+            ok = i >= 0 && i < dp->L;
+            for (o = ok ? dp->opt_off[i] : 0; ok && o < dp->opt_off[i + 1]; o++)
+                if (dp->opts[o].end == ijs[3 * q + 1] && dp->opts[o].submesh == ijs[3 * q + 2])
+                    break;
+            ok = ok && o < dp->opt_off[i + 1];
+            if (ok)
+                tmp[q] = o;
+        }
+        if (ok && (sum = apsolve_dp_chain_sum(dp, tmp, n, t)) < least) {
+            least = sum;
+            memcpy(dp->chain, tmp, (size_t)n * sizeof *tmp);
+            dp->chain_n = n;
+        }
+    }
+}
+
 double apsolve_dp_upper(Dp *dp, double t, double above)
 {
     double u = above, c;
     if (dp->dense)
         return INFINITY; /* never cut */
+    if (dp->store && !dp->chain_n)
+        chains_take(dp, t);
     if (dp->chain_n > 0 && (c = apsolve_dp_chain_sum(dp, dp->chain, dp->chain_n, t)) < u)
         u = c;
     if (dp->path_n > 0 && (c = apsolve_dp_chain_sum(dp, dp->path, dp->path_n, t)) < u)

@@ -42,6 +42,18 @@ typedef struct DpChild {
     int32_t consec;
 } DpChild;
 
+/* Chains of plans found on one table (dp_bound.c): a plan's stages as
+ * (first layer, last layer, submesh), the last plan of each stage count,
+ * a few counts kept; later searches on the table read them as bounds
+ * (apsolve_dp_upper) whatever their own options and items: a chain a Dp
+ * does not hold bounds nothing there. */
+enum { DP_CHAINS_KEPT = 8 };
+typedef struct DpChains {
+    int n[DP_CHAINS_KEPT];
+    int *ijs[DP_CHAINS_KEPT];         /* [3 n] */
+    int next;
+} DpChains;
+
 typedef struct Dp {
     const ApsolveProblem *p;
     const ApsolveOptions *opt;
@@ -106,6 +118,7 @@ typedef struct Dp {
      * state, and that of the best plan so far; path, the last plan's. */
     int *pre_chain, *chain, *path;    /* [NS] each */
     int pre_chain_n, chain_n, path_n;
+    DpChains *store;                  /* the table's chains (NULL: none) */
     long evals;
     double apply_limit;               /* FULL: only entries with apply_cost <= this */
     int mem_n;                        /* stage count the memory rule assumes */
@@ -167,6 +180,7 @@ struct ApsolveDpShared {
     long plain_builds;                /* how many times it was built (a test reads it) */
     int whole_only;                   /* only ranges of whole chunks under the options
                                        * it is built with (apsolve_solve_below's own) */
+    DpChains chains;                  /* plans' chains found on it (dp_bound.c) */
 };
 
 /* The in-flight counts of one schedule over the stage counts a search
@@ -290,6 +304,9 @@ double apsolve_dp_chain_sum(const Dp *dp, const int *chain, int n, double t);
  * none, or dense): an upper bound on g(t) when above is one; makes
  * dp->pre when it has none. */
 double apsolve_dp_upper(Dp *dp, double t, double above);
+/* Keeps the chain of options chain[0 .. n) of a plan of dp in c. */
+void apsolve_dp_chains_put(DpChains *c, const Dp *dp, const int *chain, int n);
+void apsolve_dp_chains_free(DpChains *c);
 /* The item (index into dp->items) of the entry of n stages on state (i,
  * d)'s frontier in the last threshold DP, or -1 when it has none: the
  * offer to that entry the DP kept, found by replaying the state's offers
