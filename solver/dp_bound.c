@@ -121,15 +121,17 @@ static int option_least(Dp *dp)
 
 /* The prefixes are a function of the live states (the rows each option
  * leaves from, its end and devices: those DpLiveKeep compares) and of each
- * option's least cost alone, so a Dp whose options match keep's in both
- * has keep's prefixes. */
+ * option's least cost alone, non-decreasing in each cost (every chain of
+ * options costs no less), so in a Dp whose options match keep's and cost
+ * no less each (an apply search's lower limits mostly) keep's prefixes,
+ * cut at their cap or not (apsolve_dp_prefix), are at most its own. */
 void apsolve_dp_prefix_kept(Dp *dp, DpLiveKeep *k)
 {
     size_t n_opts = (size_t)dp->opt_off[dp->L];
     if (!k->ok || !k->pre || k->n_opts != n_opts || option_least(dp) < 0)
         return;
     for (size_t o = 0; o < n_opts; o++)
-        if (!(dp->c0[o] == k->pre_c0[o]))
+        if (!(dp->c0[o] >= k->pre_c0[o]))
             return;
     dp->pre = k->pre;
     dp->pre_kept = 1;

@@ -290,8 +290,8 @@ void apsolve_dp_rows_below(Dp *dp, double t, double bound);
  * pre stays NULL when out of memory: nothing cut). */
 void apsolve_dp_prefix(Dp *dp, double cap);
 /* dp->pre from keep when its live states were kept there
- * (apsolve_dp_live_kept) and keep's prefixes were made from the same
- * least cost of every option; else none. */
+ * (apsolve_dp_live_kept) and keep's prefixes were made from a least cost
+ * of every option no higher than dp's; else none. */
 void apsolve_dp_prefix_kept(Dp *dp, DpLiveKeep *keep);
 /* Hands dp's own prefixes (if any) over to keep, for the next Dp with the
  * same live states (at the end of dp's search). */
