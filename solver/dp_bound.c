@@ -170,18 +170,20 @@ void apsolve_dp_prefix(Dp *dp, double cap)
         return; /* no cut (dp_run_live) */
     c0 = dp->c0;
     pre = malloc(states * sizeof *pre);
-    arg = malloc(states * sizeof *arg);
+    /* each state's least option, for the least chain's bound, wanted
+     * only when there is no other (apsolve_dp_upper) */
+    arg = cap < INFINITY || !dp->pre_chain ? NULL : malloc(states * sizeof *arg);
     act = malloc(((size_t)D + 1) * sizeof *act);
-    if (!pre || !arg || !act) {
+    if (!pre || !act || (cap == INFINITY && dp->pre_chain && !arg)) {
         free(pre);
         free(arg);
         free(act);
         return;
     }
-    for (size_t s = 0; s < states; s++) {
+    for (size_t s = 0; s < states; s++)
         pre[s] = INFINITY;
-        arg[s] = -1;
-    }
+    if (arg)
+        memset(arg, 0xff, states * sizeof *arg); /* -1: none */
     pre[D] = 0.0;
     /* row after row, each live state's least prefix through every option
      * (its cheapest item, whatever the threshold), from the row's states
@@ -201,16 +203,23 @@ void apsolve_dp_prefix(Dp *dp, double cap)
                 continue;
             while (l < lend && *l < op->dev)
                 l++;
-            for (; l < lend; l++) {
-                double v = row[*l] + c;
-                if (v < pre[cbase + (size_t)*l]) {
-                    pre[cbase + (size_t)*l] = v;
-                    arg[cbase + (size_t)*l] = o;
+            if (arg) {
+                for (; l < lend; l++) {
+                    double v = row[*l] + c;
+                    if (v < pre[cbase + (size_t)*l]) {
+                        pre[cbase + (size_t)*l] = v;
+                        arg[cbase + (size_t)*l] = o;
+                    }
+                }
+            } else {
+                for (; l < lend; l++) {
+                    double v = row[*l] + c, *to = &pre[cbase + (size_t)*l];
+                    *to = v < *to ? v : *to;
                 }
             }
         }
     }
-    dp->pre_chain_n = dp->pre_chain ? prefix_chain(dp, arg, dp->pre_chain) : 0;
+    dp->pre_chain_n = arg ? prefix_chain(dp, arg, dp->pre_chain) : 0;
     free(arg);
     free(act);
     for (size_t s = 0; s < states; s++)

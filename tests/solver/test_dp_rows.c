@@ -386,6 +386,7 @@ static void test_rows_cut(void)
     uint64_t rng = 0xC07Bull;
     static double costs[MAXL * MAXL * 7 * 3];
     long answers = 0, cut = 0, wrong = 0, chains = 0, dropped = 0;
+    double last;
     for (int t = 0; t < 600; t++) {
         Dp a, b;
         uint64_t r = rng;
@@ -395,7 +396,9 @@ static void test_rows_cut(void)
         CU_ASSERT_FATAL(apsolve_dp_live(&a) == APSOLVE_OK && apsolve_dp_live(&b) == APSOLVE_OK);
         CU_ASSERT_FATAL(apsolve_dp_tables(&a) == APSOLVE_OK &&
                         apsolve_dp_tables(&b) == APSOLVE_OK);
-        double last = INFINITY;
+        if (t % 2) /* whole prefixes and their least chain; else cut at the first bound */
+            apsolve_dp_prefix(&b, INFINITY);
+        last = INFINITY;
         for (int run = 0; run < 25; run++) {
             /* an item's cost, between two, +inf, or just below the last
              * (rows kept from a DP cut at a lower bound than this one's) */
@@ -449,6 +452,7 @@ static void test_rows_cut(void)
     CU_ASSERT_TRUE(answers > 3000);
     CU_ASSERT_TRUE(cut > 3000);
     CU_ASSERT_TRUE(dropped > 1000);
+    CU_ASSERT_TRUE(chains > 1000);
 }
 
 int main(void)
