@@ -77,6 +77,7 @@ static int dp_prepare(Dp *dp, const DpPrep *pr)
     for (size_t k = 0; k < n_items; k++) {
         dp->cands[k] = dp->items[k].cost;
         signed_zero |= signbit(dp->cands[k]) != 0;
+        dp->nan_cost |= isnan(dp->cands[k]);
     }
     /* the costs are finite and not negative (apsolve_entry_cost); a -0,
      * which the radix sort would put last, takes qsort */
@@ -101,7 +102,11 @@ int apsolve_dp_tables(Dp *dp)
     dp->foff = malloc(states * sizeof *dp->foff);
     dp->best = malloc((size_t)dp->NS * sizeof *dp->best);
     dp->rb = malloc(((size_t)dp->D + 1) * (size_t)dp->NS * sizeof *dp->rb);
-    if (!dp->rb || !dp->val || !dp->front || !dp->front_cnt || !dp->foff || !dp->best)
+    dp->pre_chain = malloc((size_t)dp->NS * sizeof *dp->pre_chain);
+    dp->chain = malloc((size_t)dp->NS * sizeof *dp->chain);
+    dp->path = malloc((size_t)dp->NS * sizeof *dp->path);
+    if (!dp->rb || !dp->val || !dp->front || !dp->front_cnt || !dp->foff || !dp->best ||
+        !dp->pre_chain || !dp->chain || !dp->path)
         return APSOLVE_ENOMEM;
     /* The end state: layer L reached with every device used, no stage after. */
     {
@@ -111,6 +116,7 @@ int apsolve_dp_tables(Dp *dp)
         dp->val[0] = 0.0;
         dp->pool_top = 1;
     }
+    dp->rows_bound = INFINITY; /* no row cut yet (dp_rows.c) */
     return APSOLVE_OK;
 }
 
@@ -124,16 +130,25 @@ static int dp_place(const Dp *dp, size_t st, int n)
     return -1;
 }
 
-/* One threshold DP. Returns the stage count chosen at the top state (0, D)
- * or -1 when no plan has every stage cost <= t. */
-static int dp_run(Dp *dp, double t)
+/* One threshold DP, g(t) known to be at most bound (+inf: nothing known).
+ * Returns the stage count chosen at the top state (0, D) or -1 when no
+ * plan has every stage cost <= t. */
+static int dp_run(Dp *dp, double t, double bound)
 {
     int D = dp->D;
     dp->evals++;
-    apsolve_dp_rows(dp, t);
+    apsolve_dp_rows_below(dp, t, bound);
     {
         size_t st = (size_t)D, base;
         int cnt = dp->front_cnt[st];
+        /* a bound is one: the answer is at most it */
+        assert(bound == INFINITY ||
+               (cnt > 0 && (dp->exact_n > 0 ? dp_place(dp, st, dp->exact_n) >= 0 &&
+                                                  dp->val[(size_t)dp->foff[st] +
+                                                          (size_t)dp_place(dp, st, dp->exact_n)] <=
+                                                      bound
+                                            : dp->val[(size_t)dp->foff[st] + (size_t)cnt - 1] <=
+                                                  bound)));
         if (!cnt)
             return -1;
         base = (size_t)dp->foff[st];
@@ -175,8 +190,10 @@ static int dp_extract(Dp *dp, int n, ApsolvePlan **out)
         apsolve_stage_fill(p, dp->opt, st, n - k, n);
         i = op->end + 1;
         d -= op->dev;
+        dp->path[k] = it->opt; /* the plan's chain (dp_bound.c) */
     }
     assert(i == dp->L && d == 0);  /* every layer and every device, as the end state says */
+    dp->path_n = n;
     plan->micro_batches = dp->opt->micro_batches;
     plan->inference = dp->opt->inference;
     apsolve_plan_price(p, dp->opt, plan);
@@ -214,14 +231,22 @@ static double dp_bound(const Dp *dp, double g, double t)
 }
 
 /* Runs the DP at candidate k, keeps the plan if it is the best so far, and
- * returns g(t_k) (+inf when infeasible); *err gets allocation failures. */
-static double dp_eval(Dp *dp, size_t k, int *err)
+ * returns g(t_k) (+inf when infeasible); *err gets allocation failures.
+ * above: g at a candidate below k (+inf: none evaluated), which bounds
+ * g(t_k) from above: a DP at a higher threshold admits every item a lower
+ * one does (each option's items within t are a prefix of its list), so
+ * each stage's first item that fits is the same one or a cheaper one, and
+ * every sum (floating-point addition is monotone) is no larger. The
+ * inference's g is a stage count, no bound on a sum. */
+static double dp_eval(Dp *dp, size_t k, double above, int *err)
 {
     ApsolvePlan *plan = NULL;
     int n;
     double g;
     assert(k < dp->n_cands && err);
-    n = dp_run(dp, dp->cands[k]);
+    /* and the chains known (dp_bound.c) */
+    above = dp->opt->inference ? INFINITY : apsolve_dp_upper(dp, dp->cands[k], above);
+    n = dp_run(dp, dp->cands[k], above);
     if (n < 0)
         return INFINITY;
     g = dp->opt->inference ? (double)n
@@ -237,6 +262,10 @@ static double dp_eval(Dp *dp, size_t k, int *err)
         dp->plan = plan;
         dp->plan_obj = plan->cost;
         dp->plan_max = plan->max_stage_cost;
+        memcpy(dp->chain, dp->path, (size_t)n * sizeof *dp->chain);
+        dp->chain_n = n;
+        if (dp->store) /* for the table's later searches (dp_bound.c) */
+            apsolve_dp_chains_put(dp->store, dp, dp->chain, n);
     } else {
         apsolve_plan_free(&plan);
     }
@@ -287,7 +316,7 @@ static void dp_search(Dp *dp, long a, double ga, long b, double gb, int *err)
         hi = l;
     }
     mid = lo + (hi - lo) / 2;
-    gm = dp_eval(dp, (size_t)mid, err);
+    gm = dp_eval(dp, (size_t)mid, ga, err);
     dp_search(dp, a, ga, mid, gm, err);
     dp_search(dp, mid, gm, b, gb, err);
 }
@@ -306,6 +335,12 @@ void apsolve_dp_free(Dp *dp)
     free(dp->stamp);
     free(dp->lim);
     free(dp->ncap);
+    if (!dp->pre_kept)
+        free(dp->pre);
+    free(dp->c0);
+    free(dp->pre_chain);
+    free(dp->chain);
+    free(dp->path);
     free(dp->row_top);
     free(dp->cands);
     free(dp->val);
@@ -320,16 +355,20 @@ void apsolve_dp_free(Dp *dp)
  * (FULL) under the memory rule for mem_n stages, of exactly exact_n stages
  * when > 0. *evals accumulates the threshold DPs run. cut: +inf, or the
  * thresholds whose bound reaches it are left out after the first
- * (apsolve_solve_below). */
+ * (apsolve_solve_below). above: an upper bound on g at the largest
+ * candidate (+inf: none; apply_eval's); *g_top gets that g (+inf when
+ * infeasible or not run). */
 static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, const DpPrep *pr,
                       double limit, int mem_n, int exact_n, int dense, DpCut cut,
-                      DpLiveKeep *keep, ApsolvePlan **out, long *evals, long *cands)
+                      DpLiveKeep *keep, DpChains *store, double above, double *g_top,
+                      ApsolvePlan **out, long *evals, long *cands)
 {
     Dp dp;
     double ginf;
     int rc, err = 0;
 
     *out = NULL;
+    *g_top = INFINITY;
     memset(&dp, 0, sizeof dp);
     dp.p = p;
     dp.opt = opt;
@@ -340,6 +379,7 @@ static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, const 
     dp.exact_n = exact_n;
     dp.dense = dense;
     dp.cut = cut;
+    dp.store = store;
     dp.NS = dp.L < dp.D ? dp.L : dp.D;
     if (opt->max_stages > 0 && opt->max_stages < dp.NS)
         dp.NS = opt->max_stages;
@@ -368,9 +408,14 @@ static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, const 
         rc = apsolve_dp_tables(&dp);
     if (rc)
         goto cleanup;
+    if (keep) /* the last limit's least prefixes when they are this one's */
+        apsolve_dp_prefix_kept(&dp, keep);
     /* The largest threshold allows every entry: infeasible there means
      * infeasible everywhere, and g there bounds every plan from below. */
-    ginf = dp_eval(&dp, dp.n_cands - 1, &err);
+    /* apply_eval's bound between limits reads each option's items sorted
+     * by cost, which a NaN cost would not be */
+    ginf = dp_eval(&dp, dp.n_cands - 1, dp.nan_cost ? INFINITY : above, &err);
+    *g_top = dp.nan_cost ? INFINITY : ginf;
     if (!err && !isinf(ginf))
         dp_search(&dp, -1, INFINITY, (long)dp.n_cands - 1, ginf, &err);
     if (err) {
@@ -388,6 +433,8 @@ static int solve_core(const ApsolveProblem *p, const ApsolveOptions *opt, const 
     rc = APSOLVE_OK;
 cleanup:
     *evals += dp.evals;
+    if (keep)
+        apsolve_dp_prefix_keep(&dp, keep);
     apsolve_dp_free(&dp);
     return rc;
 }
@@ -408,6 +455,7 @@ typedef struct ApplySearch {
     long evals, cands;
     int err;
     DpLiveKeep keep;                  /* the live states of its last Dp */
+    DpChains *store;                  /* the table's plans' chains */
 } ApplySearch;
 
 static void apply_keep(ApplySearch *as, ApsolvePlan *pl)
@@ -421,15 +469,28 @@ static void apply_keep(ApplySearch *as, ApsolvePlan *pl)
     }
 }
 
-/* T at limit vals[k] (+inf when infeasible); keeps the plan. */
-static double apply_eval(ApplySearch *as, size_t k)
+/* T at limit vals[k] (+inf when infeasible); keeps the plan. above: g at
+ * the largest candidate of a lower limit (+inf: none evaluated), *g_top
+ * this limit's. above bounds this limit's g there from above: at its
+ * largest candidate each DP admits all its items; this limit's entries
+ * are a superset of the lower one's, and an option's first item that fits
+ * a count (dp_prepare's list, a subsequence sorted by (cost, config)
+ * holding the first entry of each larger bound: the cheapest of its
+ * entries that fits) is no dearer; an option of the lower limit's is one
+ * of this limit's (of the same rows, ends and devices), so each state's
+ * fewest stages from the top are no more and its stage cap (dp_rows.c,
+ * dp_stage_caps) no lower: every chain the lower DP holds, this one
+ * holds, at no larger sum (solve_core passes neither way when a cost is
+ * NaN, which no sort orders). */
+static double apply_eval(ApplySearch *as, size_t k, double above, double *g_top)
 {
     ApsolvePlan *pl = NULL;
     double t;
     int rc;
     assert(k < as->n_vals);
     rc = solve_core(as->p, as->opt, as->prep, as->vals[k], as->mem_n, as->exact_n, as->dense,
-                    as->cut, &as->keep, &pl, &as->evals, &as->cands);
+                    as->cut, &as->keep, as->store, above, g_top, &pl, &as->evals,
+                    &as->cands);
     if (rc == APSOLVE_EINFEASIBLE)
         return INFINITY;
     if (rc) {
@@ -441,10 +502,11 @@ static double apply_eval(ApplySearch *as, size_t k)
     return t;
 }
 
-static void apply_search(ApplySearch *as, long a, double ta, long b, double tb)
+/* ga: g at the largest candidate of limit a (+inf: a = -1). */
+static void apply_search(ApplySearch *as, long a, double ta, double ga, long b, double tb)
 {
     long lo = a + 1, hi = b - 1, mid;
-    double tm, top, bar = as->cut.bar;
+    double tm, gm, top, bar = as->cut.bar;
     assert(a >= -1 && a < b && (size_t)b < as->n_vals);  /* b was evaluated */
     if (lo > hi || as->err || isinf(tb) || ta == tb || !as->best ||
         (as->cut.first && as->best->total_cost < bar))
@@ -466,9 +528,9 @@ static void apply_search(ApplySearch *as, long a, double ta, long b, double tb)
         hi = l;
     }
     mid = lo + (hi - lo) / 2;
-    tm = apply_eval(as, (size_t)mid);
-    apply_search(as, a, ta, mid, tm);
-    apply_search(as, mid, tm, b, tb);
+    tm = apply_eval(as, (size_t)mid, ga, &gm);
+    apply_search(as, a, ta, ga, mid, tm);
+    apply_search(as, mid, tm, gm, b, tb);
 }
 
 /* The optimum for one memory-rule stage count (and exact count), over
@@ -481,7 +543,7 @@ int apsolve_dp_solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
 {
     ApplySearch as;
     DpPrep *prep = &sh->prep; /* its buffers kept in sh for the next n */
-    double top;
+    double top, g_top;
     int rc;
 
     if (!run && !fam) { /* dp_int.h, ApsolveDpShared.plain */
@@ -504,8 +566,8 @@ int apsolve_dp_solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
         sh->prep_n = mem_n;
     }
     if (opt->objective != APSOLVE_OBJECTIVE_FULL || opt->inference)
-        return solve_core(p, opt, prep, INFINITY, mem_n, exact_n, dense, cut, NULL, out, evals,
-                          cands);
+        return solve_core(p, opt, prep, INFINITY, mem_n, exact_n, dense, cut, NULL, &sh->chains,
+                          INFINITY, &g_top, out, evals, cands);
     memset(&as, 0, sizeof as);
     as.p = p;
     as.opt = opt;
@@ -514,13 +576,14 @@ int apsolve_dp_solve_apply(const ApsolveProblem *p, const ApsolveOptions *opt,
     as.exact_n = exact_n;
     as.dense = dense;
     as.cut = cut;
+    as.store = &sh->chains;
     as.vals = vals;
     as.n_vals = n_vals;
     if (as.n_vals == 0)
         return APSOLVE_EINFEASIBLE;
-    top = apply_eval(&as, as.n_vals - 1);
+    top = apply_eval(&as, as.n_vals - 1, INFINITY, &g_top);
     if (!as.err && !isinf(top))
-        apply_search(&as, -1, INFINITY, (long)as.n_vals - 1, top);
+        apply_search(&as, -1, INFINITY, INFINITY, (long)as.n_vals - 1, top);
     apsolve_dp_live_keep_free(&as.keep);
     *evals += as.evals;
     if (as.cands > *cands)

@@ -42,6 +42,18 @@ typedef struct DpChild {
     int32_t consec;
 } DpChild;
 
+/* Chains of plans found on one table (dp_bound.c): a plan's stages as
+ * (first layer, last layer, submesh), the last plan of each stage count,
+ * a few counts kept; later searches on the table read them as bounds
+ * (apsolve_dp_upper) whatever their own options and items: a chain a Dp
+ * does not hold bounds nothing there. */
+enum { DP_CHAINS_KEPT = 8 };
+typedef struct DpChains {
+    int n[DP_CHAINS_KEPT];
+    int *ijs[DP_CHAINS_KEPT];         /* [3 n] */
+    int next;
+} DpChains;
+
 typedef struct Dp {
     const ApsolveProblem *p;
     const ApsolveOptions *opt;
@@ -90,6 +102,23 @@ typedef struct Dp {
     int16_t *front_cnt;               /* [(L+1)(D+1)] */
     double *best;                     /* [NS] */
     double t;                         /* the last threshold DP's t (apsolve_dp_rows) */
+    /* The cut at an upper bound on g (dp_rows.c, apsolve_dp_rows_below):
+     * pre, per state, a lower bound on the sum of the stages a chain of
+     * options from the top (0, D) puts before it (made at the first DP
+     * given a finite bound; NULL before); rows_bound, the least bound the
+     * rows held were cut at (+inf: none cut, as apsolve_dp_tables leaves
+     * it). */
+    double *pre;                      /* [(L+1)(D+1)] */
+    double *c0;                       /* [n_opts]: each option's least cost, pre's */
+    int pre_kept;                     /* pre and c0 are a DpLiveKeep's */
+    int nan_cost;                     /* an item's cost is NaN (dp.c, dp_prepare) */
+    double rows_bound;
+    /* Chains of options (top first) whose sums bound g from above
+     * (dp_bound.c, apsolve_dp_upper): that of the least prefix to the end
+     * state, and that of the best plan so far; path, the last plan's. */
+    int *pre_chain, *chain, *path;    /* [NS] each */
+    int pre_chain_n, chain_n, path_n;
+    DpChains *store;                  /* the table's chains (NULL: none) */
     long evals;
     double apply_limit;               /* FULL: only entries with apply_cost <= this */
     int mem_n;                        /* stage count the memory rule assumes */
@@ -151,6 +180,7 @@ struct ApsolveDpShared {
     long plain_builds;                /* how many times it was built (a test reads it) */
     int whole_only;                   /* only ranges of whole chunks under the options
                                        * it is built with (apsolve_solve_below's own) */
+    DpChains chains;                  /* plans' chains found on it (dp_bound.c) */
 };
 
 /* The in-flight counts of one schedule over the stage counts a search
@@ -236,6 +266,10 @@ typedef struct DpLiveKeep {
     int *live, *live_off;
     uint64_t *livebits;
     int16_t *ncap;                    /* NULL when dense */
+    /* The least prefixes (Dp.pre) of a Dp with these live states, and the
+     * least cost of each of its options they were made from (NULL: none;
+     * dp_bound.c, apsolve_dp_prefix_kept). */
+    double *pre, *pre_c0;
 } DpLiveKeep;
 
 /* apsolve_dp_live, its states copied from keep when they were made there
@@ -246,6 +280,33 @@ void apsolve_dp_live_keep_free(DpLiveKeep *keep);
 /* The rows L-1 .. 0 of one threshold DP at t: frontiers of every live state
  * (of at most dp->ncap stages: dp_rows.c, dp_stage_caps). */
 void apsolve_dp_rows(Dp *dp, double t);
+/* The same DP when g at t is known to be at most bound (+inf: nothing
+ * known, apsolve_dp_rows): entries no plan of sum <= bound passes through
+ * are left out, the top state's least-sum entry (or the exact count's),
+ * its plan and every state the plan reads being the ones apsolve_dp_rows
+ * makes (dp_rows.c, "The cut at an upper bound"). */
+void apsolve_dp_rows_below(Dp *dp, double t, double bound);
+/* Makes dp->pre, cut at cap (+inf: none), and dp->pre_chain (dp_bound.c;
+ * pre stays NULL when out of memory: nothing cut). */
+void apsolve_dp_prefix(Dp *dp, double cap);
+/* dp->pre from keep when its live states were kept there
+ * (apsolve_dp_live_kept) and keep's prefixes were made from a least cost
+ * of every option no higher than dp's; else none. */
+void apsolve_dp_prefix_kept(Dp *dp, DpLiveKeep *keep);
+/* Hands dp's own prefixes (if any) over to keep, for the next Dp with the
+ * same live states (at the end of dp's search). */
+void apsolve_dp_prefix_keep(Dp *dp, DpLiveKeep *keep);
+/* The sum at t of a chain of n options from the top (top first), added as
+ * the DP adds it, when the DP holds that chain (then g(t) <= it), else
+ * +inf (dp_bound.c). */
+double apsolve_dp_chain_sum(const Dp *dp, const int *chain, int n, double t);
+/* The least of above and the sums at t of the chains dp knows (+inf:
+ * none, or dense): an upper bound on g(t) when above is one; makes
+ * dp->pre when it has none. */
+double apsolve_dp_upper(Dp *dp, double t, double above);
+/* Keeps the chain of options chain[0 .. n) of a plan of dp in c. */
+void apsolve_dp_chains_put(DpChains *c, const Dp *dp, const int *chain, int n);
+void apsolve_dp_chains_free(DpChains *c);
 /* The item (index into dp->items) of the entry of n stages on state (i,
  * d)'s frontier in the last threshold DP, or -1 when it has none: the
  * offer to that entry the DP kept, found by replaying the state's offers

@@ -56,6 +56,7 @@ static void shared_clear(ApsolveDpShared *sh)
     free(sh->items);
     free(sh->apply);
     free(sh->limits);
+    apsolve_dp_chains_free(&sh->chains);
     memset(sh, 0, sizeof *sh);
 }
 

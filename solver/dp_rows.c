@@ -266,6 +266,8 @@ void apsolve_dp_live_keep_free(DpLiveKeep *k)
     free(k->live_off);
     free(k->livebits);
     free(k->ncap);
+    free(k->pre);
+    free(k->pre_c0);
     memset(k, 0, sizeof *k);
 }
 
@@ -345,9 +347,11 @@ int apsolve_dp_live_kept(Dp *dp, DpLiveKeep *k)
 
 /* Ends state (i, d) of dp_run: its frontier from best[1..nmax] (the least
  * sum per stage count n), kept while the sum falls as n grows, or every
- * finite n for an exact stage count. Returns its size. An entry's item is
- * not kept: apsolve_dp_entry_item finds it again for the plan's states. */
-static int dp_frontier(Dp *dp, int i, int d, int nmax, const double *best)
+ * finite n for an exact stage count; of those, the entries of sum <= vmax
+ * (+inf: all; dp_run_live's cut at a bound). Returns its size. An entry's
+ * item is not kept: apsolve_dp_entry_item finds it again for the plan's
+ * states. */
+static int dp_frontier(Dp *dp, int i, int d, int nmax, const double *best, double vmax)
 {
     size_t st = (size_t)i * (size_t)(dp->D + 1) + (size_t)d, base = dp->pool_top;
     int cnt = 0;
@@ -357,8 +361,10 @@ static int dp_frontier(Dp *dp, int i, int d, int nmax, const double *best)
          * stages, which the count forbids). */
         if (dp->exact_n > 0 ? best[n] < INFINITY : best[n] < run) {
             run = best[n];
-            dp->front[base + (size_t)cnt] = (int16_t)n;
-            dp->val[base + (size_t)cnt++] = run;
+            if (run <= vmax) {
+                dp->front[base + (size_t)cnt] = (int16_t)n;
+                dp->val[base + (size_t)cnt++] = run;
+            }
         }
     }
     dp->front_cnt[st] = (int16_t)cnt;
@@ -475,7 +481,7 @@ static void dp_run_dense(Dp *dp, double t)
                 if (dp->opts[o].dev <= d && lim)
                     dp_offer(dp, &dp->opts[o], lim, d, nmax, dp->best);
             }
-            dp_frontier(dp, i, d, nmax, dp->best);
+            dp_frontier(dp, i, d, nmax, dp->best, INFINITY);
         }
     }
 }
@@ -512,8 +518,10 @@ static int dp_rows_from(Dp *dp, int top, double t)
  * each state (i, d) is offered its candidates in the order the dense loop
  * offers them, and gets the same frontier; a live state offered nothing is
  * empty. Rows the last DP left as this one would make them are kept
- * (dp_rows_from). */
-static void dp_run_live(Dp *dp, double t)
+ * (dp_rows_from). bound: an upper bound on g(t), +inf none: entries no
+ * plan summing <= bound passes through are left out (dp_bound.c, "The
+ * cut at an upper bound"). */
+static void dp_run_live(Dp *dp, double t, double bound)
 {
     int L = dp->L, D = dp->D, NS = dp->NS;
     /* One stage at most (NS = 2: --max-stages 1, the auto search's offload
@@ -522,12 +530,21 @@ static void dp_run_live(Dp *dp, double t)
      * stage cannot extend (dp_offer: nc + 1 > nmax), so rows L - 1 .. 1
      * change nothing the top state reads; they are left empty (nz_cnt 0)
      * and row 0 is offered the end state alone, as it was before. */
-    int top = NS == 2 ? 0 : L - 1, from = dp_rows_from(dp, top, t);
-    double *rb = dp->rb;
+    int top = NS == 2 ? 0 : L - 1, from = dp_rows_from(dp, top, t), cut;
+    double *rb = dp->rb, ucmp = bound * (1.0 + 0x1p-20);
     unsigned *stamp = dp->stamp;
     const int16_t *front = dp->front;
     const double *val = dp->val;
     DpChild *nz = dp->nz;
+    if (bound < INFINITY && !dp->pre)
+        apsolve_dp_prefix(dp, bound);
+    cut = bound < INFINITY && dp->pre;
+    if (!cut)
+        bound = INFINITY;
+    /* rows cut at a lower bound than this one may lack entries it needs */
+    if (bound > dp->rows_bound)
+        from = top;
+    dp->rows_bound = bound;
     dp->pool_top = from == top ? 1 : from >= 0 ? dp->row_top[from] : dp->pool_top;
     for (int i = from; i >= 0; i--) {
         const int16_t *caps = dp->ncap + (size_t)i * (size_t)(D + 1);
@@ -579,9 +596,11 @@ static void dp_run_live(Dp *dp, double t)
         for (int li = dp->live_off[i]; li < dp->live_off[i + 1]; li++) {
             int d = dp->live[li], fc;
             size_t st = (size_t)i * (size_t)(D + 1) + (size_t)d;
+            double vmax = cut ? ucmp - dp->pre[st] : INFINITY;
             if (stamp[d] != gen) {
                 dp->front_cnt[st] = 0;
-            } else if ((fc = dp_frontier(dp, i, d, caps[d], rb + (size_t)d * (size_t)NS)) > 0) {
+            } else if ((fc = dp_frontier(dp, i, d, caps[d], rb + (size_t)d * (size_t)NS, vmax)) >
+                       0) {
                 int32_t base = dp->foff[st];
                 int n0 = front[base], consec = front[base + fc - 1] - n0 == fc - 1;
                 nz[dp->live_off[i] + cnt++] = (DpChild){d, base, (int16_t)fc, (int16_t)n0, consec};
@@ -591,16 +610,21 @@ static void dp_run_live(Dp *dp, double t)
     }
 }
 
-/* One threshold DP's rows (dense: the former formulation). */
-void apsolve_dp_rows(Dp *dp, double t)
+/* One threshold DP's rows (dense: the former formulation, never cut). */
+void apsolve_dp_rows_below(Dp *dp, double t, double bound)
 {
     dp->t = t;
     if (dp->dense) {
         dp->pool_top = 1; /* every row's frontiers made afresh; the end state's kept */
         dp_run_dense(dp, t);
     } else {
-        dp_run_live(dp, t);
+        dp_run_live(dp, t, bound);
     }
+}
+
+void apsolve_dp_rows(Dp *dp, double t)
+{
+    apsolve_dp_rows_below(dp, t, INFINITY);
 }
 
 /* dp_int.h. The offers the last DP made to best[n] of state (i, d) are,

@@ -346,11 +346,121 @@ static void test_live_kept(void)
     CU_ASSERT_TRUE(moved > 200);
 }
 
+/* The top's answer of dp's last DP (the least sum's entry, or exact_n's):
+ * its stage count (-1: none) and sum; its plan's items into items. */
+static int top_answer(const Dp *dp, double *g, int *items)
+{
+    size_t base = dp->front_cnt[dp->D] ? (size_t)dp->foff[dp->D] : 0;
+    int cnt = dp->front_cnt[dp->D], e = cnt - 1, n, i = 0, d = dp->D;
+    if (dp->exact_n > 0)
+        for (e = 0; e < cnt && dp->front[base + (size_t)e] != dp->exact_n; e++)
+            ;
+    if (e < 0 || e >= cnt)
+        return -1;
+    n = dp->front[base + (size_t)e];
+    *g = dp->val[base + (size_t)e];
+    for (int k = 0; k < n; k++) {
+        int q = apsolve_dp_entry_item(dp, i, d, n - k);
+        items[k] = q;
+        if (q < 0)
+            return n;
+        i = dp->opts[dp->items[q].opt].end + 1;
+        d -= dp->opts[dp->items[q].opt].dev;
+    }
+    return n;
+}
+
+/* The rows cut at an upper bound on g (apsolve_dp_rows_below, dp_bound.c)
+ * against the uncut ones, DP after DP on one Dp each (so rows cut at one
+ * bound are kept, or made again, at the next): the bound g itself (ties
+ * at the cut), a little or much above it, or +inf, in a random order; the
+ * top's answer, its sum bit for bit and its plan's items must be the
+ * uncut DP's. The plan's chain summed by apsolve_dp_chain_sum must be g
+ * bit for bit (the bounds the search takes from plans), and the least
+ * prefix's chain at least g. Fails when the cut drops an entry a plan
+ * summing <= the bound passes through (a prefix above the least, a
+ * rounding), when a tie's first offer is lost, or when rows cut at a lower
+ * bound are kept for a higher one. */
+static void test_rows_cut(void)
+{
+    uint64_t rng = 0xC07Bull;
+    static double costs[MAXL * MAXL * 7 * 3];
+    long answers = 0, cut = 0, wrong = 0, chains = 0, dropped = 0;
+    double last;
+    for (int t = 0; t < 600; t++) {
+        Dp a, b;
+        uint64_t r = rng;
+        int n_costs;
+        make_dp(&a, &rng, t, costs, &n_costs);
+        make_dp(&b, &r, t, costs, &n_costs);
+        CU_ASSERT_FATAL(apsolve_dp_live(&a) == APSOLVE_OK && apsolve_dp_live(&b) == APSOLVE_OK);
+        CU_ASSERT_FATAL(apsolve_dp_tables(&a) == APSOLVE_OK &&
+                        apsolve_dp_tables(&b) == APSOLVE_OK);
+        if (t % 2) /* whole prefixes and their least chain; else cut at the first bound */
+            apsolve_dp_prefix(&b, INFINITY);
+        last = INFINITY;
+        for (int run = 0; run < 25; run++) {
+            /* an item's cost, between two, +inf, or just below the last
+             * (rows kept from a DP cut at a lower bound than this one's) */
+            double th = run % 3 == 2 ? last - 0.25
+                        : n_costs && run % 5 ? costs[oracle_rand(&rng) % (uint64_t)n_costs]
+                        : run % 10           ? 0.5 + (double)(oracle_rand(&rng) % 8)
+                                             : INFINITY;
+            double ga = 0, gb = 0, bound, sum;
+            last = th;
+            int ia[MAXNS], ib[MAXNS], na, nb, chain[MAXNS];
+            apsolve_dp_rows(&a, th);
+            na = top_answer(&a, &ga, ia);
+            switch (run % 3 == 2 ? 3 : run % 3 == 1 ? 0 : oracle_rand(&rng) % 4) {
+            case 0: bound = na < 0 ? INFINITY : ga; break;
+            case 1: bound = na < 0 ? INFINITY : ga + 0.5; break;
+            case 2: bound = na < 0 ? INFINITY : ga * 3; break;
+            default: bound = INFINITY; break;
+            }
+            cut += bound < INFINITY;
+            apsolve_dp_rows_below(&b, th, bound);
+            nb = top_answer(&b, &gb, ib);
+            {
+                long ea = 0, eb = 0;
+                for (size_t st = 0; st < (size_t)(a.L + 1) * (size_t)(a.D + 1); st++) {
+                    ea += a.front_cnt[st];
+                    eb += b.front_cnt[st];
+                }
+                dropped += eb < ea;
+            }
+            wrong += na != nb || (na >= 0 && (memcmp(&ga, &gb, sizeof ga) ||
+                                              memcmp(ia, ib, (size_t)na * sizeof *ia)));
+            if (na < 0)
+                continue;
+            answers++;
+            for (int k = 0; k < na; k++)
+                chain[k] = a.items[ia[k]].opt;
+            sum = apsolve_dp_chain_sum(&a, chain, na, th);
+            wrong += memcmp(&sum, &ga, sizeof sum) != 0;
+            if (b.pre && b.pre_chain_n > 0) {
+                chains++;
+                wrong += apsolve_dp_chain_sum(&b, b.pre_chain, b.pre_chain_n, th) < ga;
+            }
+        }
+        apsolve_dp_free(&a);
+        apsolve_dp_free(&b);
+    }
+    printf("\n  cut rows: %ld answers, %ld DPs cut, %ld with entries left out, %ld prefix chains, "
+           "%ld wrong\n",
+           answers, cut, dropped, chains, wrong);
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT_TRUE(answers > 3000);
+    CU_ASSERT_TRUE(cut > 3000);
+    CU_ASSERT_TRUE(dropped > 1000);
+    CU_ASSERT_TRUE(chains > 1000);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"threshold DP rows against the plain recurrence", test_rows_against_plain},
         {"live states kept across Dps of the same options", test_live_kept},
+        {"threshold DP rows cut at an upper bound", test_rows_cut},
     };
     return CUNIT_RUN("solver_dp_rows", tests);
 }
