@@ -181,6 +181,9 @@ struct ApsolveDpShared {
     int whole_only;                   /* only ranges of whole chunks under the options
                                        * it is built with (apsolve_solve_below's own) */
     DpChains chains;                  /* plans' chains found on it (dp_bound.c) */
+    /* opts, opt_off, items and apply are another table's, lent by
+     * apsolve_dp_shared_borrow: read, never freed or written here */
+    int borrowed;
 };
 
 /* The in-flight counts of one schedule over the stage counts a search

@@ -51,10 +51,12 @@ static void shared_clear(ApsolveDpShared *sh)
 {
     apsolve_dp_prep_free(&sh->prep);
     apsolve_dp_prep_free(&sh->plain);
-    free(sh->opts);
-    free(sh->opt_off);
-    free(sh->items);
-    free(sh->apply);
+    if (!sh->borrowed) {
+        free(sh->opts);
+        free(sh->opt_off);
+        free(sh->items);
+        free(sh->apply);
+    }
     free(sh->limits);
     apsolve_dp_chains_free(&sh->chains);
     memset(sh, 0, sizeof *sh);
@@ -63,6 +65,29 @@ static void shared_clear(ApsolveDpShared *sh)
 int apsolve_dp_shared_whole_only(const ApsolveDpShared *sh)
 {
     return sh->whole_only;
+}
+
+/* A table lent rather than built again: the chunked families' searches
+ * on two threads (session_search.c, chunked_threads) each built their own
+ * copy of the interleaved family's table, some 40 MB of items and apply
+ * costs on the 126-layer file, the pages' first touch (about 2 s per GB
+ * of CPU on this machine) most of each build's time. */
+int apsolve_dp_shared_borrow(ApsolveDpShared *sh, const ApsolveDpShared *from)
+{
+    if (!sh || !from || sh->built || !from->built || from->whole_only)
+        return 0;
+    sh->p = from->p;
+    sh->full = from->full;
+    sh->whole_only = 0;
+    sh->opts = from->opts;
+    sh->opt_off = from->opt_off;
+    sh->items = from->items;
+    sh->apply = from->apply;
+    sh->n_opts = from->n_opts;
+    sh->n_items = from->n_items;
+    sh->borrowed = 1;
+    sh->built = 1;
+    return 1;
 }
 
 void apsolve_dp_shared_free(ApsolveDpShared *sh)
