@@ -416,6 +416,9 @@ int apsolve_dp_family_init(DpFamily *f, const ApsolveDpShared *sh, const Apsolve
         apsolve_dp_family_free(f);
         return APSOLVE_ENOMEM;
     }
+    /* every item's written next: its fresh pages in one call, not a fault
+     * each (a family per chunked search's counts; 5 MB on the 126-layer file) */
+    cdb_populate(f->fit, sh->n_items * sizeof *f->fit);
     for (size_t k = 0; k < sh->n_items; k++)
         f->fit[k] = -1; /* not yet known */
     /* without it every fit is worked out from its entry, as before */
