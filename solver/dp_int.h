@@ -142,6 +142,7 @@ typedef struct DpPrep {
     DpItem *items;                    /* .opt: its entry's index */
     double *apply;                    /* per item, apply_cost of its entry */
     size_t n_opts, n_items;
+    size_t populated;                 /* items (and apply) populated (dp_prep.c) */
 } DpPrep;
 
 /* What no schedule, chunk count or stage count changes (dp_prep.c): the
@@ -181,6 +182,9 @@ struct ApsolveDpShared {
     int whole_only;                   /* only ranges of whole chunks under the options
                                        * it is built with (apsolve_solve_below's own) */
     DpChains chains;                  /* plans' chains found on it (dp_bound.c) */
+    /* opts, opt_off, items and apply are another table's, lent by
+     * apsolve_dp_shared_borrow: read, never freed or written here */
+    int borrowed;
 };
 
 /* The in-flight counts of one schedule over the stage counts a search

@@ -37,6 +37,7 @@
 
 #include "dp_int.h"
 #include "grow.h"
+#include "page_populate.h"
 #include "solver_int.h"
 
 /* The most hint slots shared_build keeps (L x S x C ints), else no hints */
@@ -51,10 +52,12 @@ static void shared_clear(ApsolveDpShared *sh)
 {
     apsolve_dp_prep_free(&sh->prep);
     apsolve_dp_prep_free(&sh->plain);
-    free(sh->opts);
-    free(sh->opt_off);
-    free(sh->items);
-    free(sh->apply);
+    if (!sh->borrowed) {
+        free(sh->opts);
+        free(sh->opt_off);
+        free(sh->items);
+        free(sh->apply);
+    }
     free(sh->limits);
     apsolve_dp_chains_free(&sh->chains);
     memset(sh, 0, sizeof *sh);
@@ -63,6 +66,29 @@ static void shared_clear(ApsolveDpShared *sh)
 int apsolve_dp_shared_whole_only(const ApsolveDpShared *sh)
 {
     return sh->whole_only;
+}
+
+/* A table lent rather than built again: the chunked families' searches
+ * on two threads (session_search.c, chunked_threads) each built their own
+ * copy of the interleaved family's table, some 40 MB of items and apply
+ * costs on the 126-layer file, the pages' first touch (about 2 s per GB
+ * of CPU on this machine) most of each build's time. */
+int apsolve_dp_shared_borrow(ApsolveDpShared *sh, const ApsolveDpShared *from)
+{
+    if (!sh || !from || sh->built || !from->built || from->whole_only)
+        return 0;
+    sh->p = from->p;
+    sh->full = from->full;
+    sh->whole_only = 0;
+    sh->opts = from->opts;
+    sh->opt_off = from->opt_off;
+    sh->items = from->items;
+    sh->apply = from->apply;
+    sh->n_opts = from->n_opts;
+    sh->n_items = from->n_items;
+    sh->borrowed = 1;
+    sh->built = 1;
+    return 1;
 }
 
 void apsolve_dp_shared_free(ApsolveDpShared *sh)
@@ -78,6 +104,7 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
 {
     int L = p->num_layers, S = p->num_submeshes, C = p->num_configs, D = p->num_devices;
     size_t max_opts = (size_t)L * (size_t)(L + 1) / 2 * (size_t)S, cap = 0, cap_apply = 0;
+    size_t done = 0, done_apply = 0; /* bytes of items and apply populated */
     DpItem *tmp = malloc(2 * (size_t)(C ? C : 1) * sizeof *tmp);
     /* apsolve_config_allowed of every (submesh, config), once per table */
     unsigned char *allowed = malloc((size_t)S * (size_t)(C ? C : 1));
@@ -138,6 +165,15 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
                 if (UTIL_GROW(sh->items, cap, sh->n_items + (size_t)nt) < 0 ||
                     UTIL_GROW(sh->apply, cap_apply, sh->n_items + (size_t)nt) < 0)
                     goto fail;
+                /* fresh pages faulted in ahead, many per call, not one
+                 * fault each at the first write (on the 126-layer file
+                 * 1.2 M items, 39 MB: some 9,600 faults of several
+                 * microseconds each on a virtual machine; pages already
+                 * resident, reused from the heap, cost a walk only) */
+                cdb_populate_ahead(sh->items, cap * sizeof *sh->items,
+                                   (sh->n_items + (size_t)nt) * sizeof *sh->items, &done);
+                cdb_populate_ahead(sh->apply, cap_apply * sizeof *sh->apply,
+                                   (sh->n_items + (size_t)nt) * sizeof *sh->apply, &done_apply);
                 for (int k = 0; k < nt; k++) {
                     sh->items[sh->n_items + (size_t)k] = tmp[k];
                     sh->apply[sh->n_items + (size_t)k] = p->apply_cost[tmp[k].opt];
@@ -380,6 +416,9 @@ int apsolve_dp_family_init(DpFamily *f, const ApsolveDpShared *sh, const Apsolve
         apsolve_dp_family_free(f);
         return APSOLVE_ENOMEM;
     }
+    /* every item's written next: its fresh pages in one call, not a fault
+     * each (a family per chunked search's counts; 5 MB on the 126-layer file) */
+    cdb_populate(f->fit, sh->n_items * sizeof *f->fit);
     for (size_t k = 0; k < sh->n_items; k++)
         f->fit[k] = -1; /* not yet known */
     /* without it every fit is worked out from its entry, as before */
@@ -640,6 +679,21 @@ static int family_list(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProb
     return APSOLVE_OK;
 }
 
+/* The pages of pr's items and apply (cap items each) faulted in ahead of
+ * writes up to item used, many a call, as shared_build's: the buffers are
+ * made once per table and reused, so a later build finds them populated
+ * (populated: the items done, 0 with fresh buffers). */
+static void prep_populate(DpPrep *pr, size_t cap, size_t used)
+{
+    size_t to = used + CDB_POPULATE_AHEAD / sizeof *pr->items;
+    if (used <= pr->populated || pr->populated >= cap)
+        return;
+    to = to < cap ? to : cap;
+    cdb_populate(pr->items + pr->populated, (to - pr->populated) * sizeof *pr->items);
+    cdb_populate(pr->apply + pr->populated, (to - pr->populated) * sizeof *pr->apply);
+    pr->populated = to;
+}
+
 /* dp_prepare keeps an item at a limit only when it fits more stages than
  * every earlier (cheaper) item of its option within that limit; an item
  * with an earlier one whose apply key is no larger (within every limit it
@@ -675,6 +729,7 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
      * builds one prep per (n, v), and fresh buffers of a full-space table
      * (15 MB) cost their page faults each time */
     if (!pr->opts) {
+        pr->populated = 0;
         pr->opts = malloc((sh->n_opts ? sh->n_opts : 1) * sizeof *pr->opts);
         pr->opt_off = malloc((size_t)(L + 1) * sizeof *pr->opt_off);
         pr->items = malloc((sh->n_items ? sh->n_items : 1) * sizeof *pr->items);
@@ -697,6 +752,7 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
              * (the list holds only those) */
             if (!src && !apsolve_chunks_whole(opt, i, so->end))
                 continue;
+            prep_populate(pr, sh->n_items, pr->n_items + (size_t)so->item_n);
             /* the entries whose memory figures item_mnss reads below
              * (those of items whose fit the family does not know yet), all
              * asked for before the first is read: each is a cache miss

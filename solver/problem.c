@@ -48,6 +48,8 @@ enum {
     ALLOC_FILLED,   /* every cell as apsolve_problem_new leaves it */
     ALLOC_UNFILLED, /* as filled, but cost and max_n_succ_stages left to the caller
                      * (apsolve_problem_new_unfilled) */
+    ALLOC_UNPOPULATED, /* as unfilled, their pages not populated either
+                        * (apsolve_problem_new_unpopulated) */
 };
 
 static int problem_alloc(int num_layers, int hosts, int gpus, int num_submeshes,
@@ -92,8 +94,8 @@ static int problem_alloc(int num_layers, int hosts, int gpus, int num_submeshes,
      * every one (the clone copies each whole); calloc's zero
      * table apply_cost gets only the load's entries, which leave some of
      * its pages untouched (and the memory and times tables are sparse) */
-    cdb_populate(p->cost, n * sizeof *p->cost);
-    cdb_populate(p->max_n_succ_stages, n * sizeof *p->max_n_succ_stages);
+    if (mode != ALLOC_UNPOPULATED)
+        apsolve_problem_populate_unfilled(p);
     if (!fill)
         cdb_populate(p->apply_cost, n * sizeof *p->apply_cost);
     if (mode == ALLOC_FILLED)
@@ -128,6 +130,20 @@ int apsolve_problem_new_unfilled(int num_layers, int hosts, int gpus, int num_su
 {
     return problem_alloc(num_layers, hosts, gpus, num_submeshes, num_configs, 1,
                          ALLOC_UNFILLED, out);
+}
+
+int apsolve_problem_new_unpopulated(int num_layers, int hosts, int gpus, int num_submeshes,
+                                    int num_configs, ApsolveProblem **out)
+{
+    return problem_alloc(num_layers, hosts, gpus, num_submeshes, num_configs, 1,
+                         ALLOC_UNPOPULATED, out);
+}
+
+void apsolve_problem_populate_unfilled(ApsolveProblem *p)
+{
+    size_t n = apsolve_problem_cells(p);
+    cdb_populate(p->cost, n * sizeof *p->cost);
+    cdb_populate(p->max_n_succ_stages, n * sizeof *p->max_n_succ_stages);
 }
 
 int apsolve_problem_clone(const ApsolveProblem *p, ApsolveProblem **out)

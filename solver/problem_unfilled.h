@@ -19,6 +19,17 @@
  * read. */
 int apsolve_problem_new_unfilled(int num_layers, int hosts, int gpus, int num_submeshes,
                                  int num_configs, ApsolveProblem **out);
+/* apsolve_problem_new_unfilled with no page of cost and
+ * max_n_succ_stages populated: apsolve_problem_populate_unfilled does that
+ * later, maybe on another thread (the load's second thread, dbload.c: the
+ * tables are allocated on the calling thread, whose main heap hands out
+ * fresh memory that calloc need not clear, and populated beside the walk;
+ * a second thread's own heap cleared calloc's blocks with a page fault
+ * each). */
+int apsolve_problem_new_unpopulated(int num_layers, int hosts, int gpus, int num_submeshes,
+                                    int num_configs, ApsolveProblem **out);
+/* The pages of p's cost and max_n_succ_stages faulted in (cdb_populate). */
+void apsolve_problem_populate_unfilled(ApsolveProblem *p);
 /* Cells lo .. hi - 1 of p's cost and max_n_succ_stages as
  * apsolve_problem_new leaves them: +inf, APSOLVE_UNBOUNDED. */
 void apsolve_problem_fill_cells(ApsolveProblem *p, size_t lo, size_t hi);

@@ -105,16 +105,15 @@ static double chunk_bound(const ApsolveProblem *p, int v)
     return first > last ? first : last;
 }
 
-/* The chunked schedules' searches side by side (chunked, --threads): the
- * families (interleaved, interleaved ZB, ZB-V) each on a thread of its
- * own, with its own copy of the candidate, its own table and stage floor;
- * the problem is only read. The database is read under lock. Each family
- * publishes its best full estimate so far (best[f]); a later family (in
- * the serial order) takes the least of the earlier ones' as its plan to
- * beat too, a bar that is never below the one the serial search would
- * give it (the earlier families' final bests): chunked then combines the
- * families' plans in the serial order (docs/performance.md, "apsolve's
- * independent searches on several cores"). NULL: the serial search. */
+/* The chunked schedules' searches side by side (chunked, --threads): the families
+ * (interleaved, interleaved ZB, ZB-V) each on a thread of its own, with its own copy of
+ * the candidate, table (lent: ChunkTask.lend) and stage floor; the problem is only read.
+ * The database is read under lock. Each family publishes its best full estimate so far
+ * (best[f]); a later family (in the serial order) takes the least of the earlier ones'
+ * as its plan to beat too, a bar that is never below the one the serial search would
+ * give it (the earlier families' final bests): chunked then combines the families' plans
+ * in the serial order (docs/performance.md, "apsolve's independent searches on several
+ * cores"). NULL: the serial search. */
 typedef struct ChunkRun {
     pthread_mutex_t lock;
     pthread_cond_t news;              /* the interleaved family ended */
@@ -239,26 +238,22 @@ done:
     return e;
 }
 
-/* One chunked schedule of the auto search (docs/solver.md, "Schedules"):
- * for v = vmin .. vmax model chunks per device (each stage's layers split
- * into whole chunks: io.whole_chunks, so v up to the layers; Megatron-LM
- * runs vpp of 2 to 20 in its published configurations), the DP's best
- * plan under kind with v chunks, whose in-flight count is the schedule's
- * (apsolve_schedule_in_flight with v, through the options); it replaces
- * *pl, and c's options follow, when its full estimate (which pays v times
- * the stage-boundary transfers) is lower and, with verdict, a framework
- * runs it as priced. The v are tried in order and stop, exactly, once B x
- * chunk_bound(v) reaches the best full estimate (no plan of v or more
- * chunks can beat it); a v whose floor (apsolve_chunk_floor: at each stage
- * count n its schedule allows, B x the least largest stage cost of a cut
- * into n stages of whole chunks, or of its least work over the D devices)
- * reaches it at every n is skipped before its options are made: none of
- * its plans could beat the best (solver/chunk_floor.c has the proof); a v
- * that runs leaves out the stage counts whose own floor reaches it, and
- * searches them only when it wins (chunk_solve), so the plan and counts
- * kept are the same. From no plan to beat, the interleaved family
- * searches the v its floors rank best first (chunk_first.c: the same plan).
- * 0, or an apsolve error other than infeasibility. */
+/* One chunked schedule of the auto search (docs/solver.md, "Schedules"): for v = vmin ..
+ * vmax model chunks per device (each stage's layers split into whole chunks:
+ * io.whole_chunks, so v up to the layers; Megatron-LM runs vpp of 2 to 20 in its published
+ * configurations), the DP's best plan under kind with v chunks, whose in-flight count is
+ * the schedule's (apsolve_schedule_in_flight with v, through the options); it replaces *pl,
+ * and c's options follow, when its full estimate (which pays v times the stage-boundary
+ * transfers) is lower and, with verdict, a framework runs it as priced. The v are tried in
+ * order and stop, exactly, once B x chunk_bound(v) reaches the best full estimate (no plan
+ * of v or more chunks can beat it); a v whose floor (apsolve_chunk_floor: at each stage
+ * count n its schedule allows, B x the least largest stage cost of a cut into n stages of
+ * whole chunks, or of its least work over the D devices) reaches it at every n is skipped
+ * before its options are made: none of its plans could beat the best (solver/chunk_floor.c
+ * has the proof); a v that runs leaves out the stage counts whose own floor reaches it, and
+ * searches them only when it wins (chunk_solve), so the plan and counts kept are the same.
+ * From no plan to beat, the interleaved family searches the v its floors rank best first
+ * (chunk_first.c: the same plan). 0, or an apsolve error other than infeasibility. */
 static int try_chunks(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int kind, int vmin,
                       int vmax, int verdict, ApsolveDpShared *sh, ApsolveStageFloor *fl,
                       ChunkRun *cr, int fam)
@@ -387,6 +382,7 @@ typedef struct ChunkTask {
     ApsolvePlan *pl;                  /* the family's plan, or NULL */
     ApsolveDpShared *sh;              /* chunked's table (the first family), or NULL: one of
                                        * its own */
+    const ApsolveDpShared *lend;      /* sh NULL: the first family's, lent once it ended */
     int kind, vmax, verdict, e;
 } ChunkTask;
 
@@ -411,6 +407,10 @@ static void chunk_task(void *ctx, int i)
     while (i > 0 && !t->cr->ended)
         pthread_cond_wait(&t->cr->news, &t->cr->lock);
     pthread_mutex_unlock(&t->cr->lock);
+    /* the first family's table (seen after the lock) no longer changes, and this
+     * family's would be the same (apsolve_dp_shared_borrow) */
+    if (own && t->lend)
+        apsolve_dp_shared_borrow(own, t->lend);
     t->e = try_chunks(t->db, &t->c, &t->pl, t->kind, 2, t->vmax, t->verdict, own ? own : t->sh,
                       have ? &fl : NULL, t->cr, i);
     chunk_publish(t->cr, i, INFINITY, 1);
@@ -437,12 +437,12 @@ static int chunked_threads(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, Apsolve
     for (int f = 0; f < 3; f++)
         cr.best[f] = INFINITY;
     cr.ended = 0;
-    t[n++] = (ChunkTask){db, &cr, *c, NULL, sh, APSOLVE_SCHEDULE_INTERLEAVED, c->p->num_layers,
-                         0, 0};
+    t[n++] = (ChunkTask){db, &cr, *c, NULL, sh, NULL, APSOLVE_SCHEDULE_INTERLEAVED,
+                         c->p->num_layers, 0, 0};
     if (apsolve_zero_bubble_known(c)) {
-        t[n++] = (ChunkTask){db, &cr, *c, NULL, NULL, APSOLVE_SCHEDULE_INTERLEAVED_ZB,
+        t[n++] = (ChunkTask){db, &cr, *c, NULL, NULL, sh, APSOLVE_SCHEDULE_INTERLEAVED_ZB,
                              c->p->num_layers, 1, 0};
-        t[n++] = (ChunkTask){db, &cr, *c, NULL, NULL, APSOLVE_SCHEDULE_ZBV, 2, 1, 0};
+        t[n++] = (ChunkTask){db, &cr, *c, NULL, NULL, sh, APSOLVE_SCHEDULE_ZBV, 2, 1, 0};
     }
     if (pthread_mutex_init(&cr.lock, NULL))
         return APSOLVE_ENOMEM;

@@ -44,6 +44,15 @@ void apsolve_dp_shared_free(ApsolveDpShared *sh);
 /* Whether sh's table holds only the ranges of whole chunks (a cut search's
  * under options that split stages into chunks; apsolve_solve_below_kept). */
 int apsolve_dp_shared_whole_only(const ApsolveDpShared *sh);
+/* sh (new, not built) takes from's table as its own where from holds a
+ * built table of every range (not whole_only): the one a search would
+ * build on sh for the same problem and objective class, since the table
+ * reads nothing else (dp_prep.c, shared_build). Only the table is lent:
+ * sh's apply limits, preps and chains stay its own, so threads may each
+ * read the lent table beside one another while from is left alone and
+ * outlives sh. A search on sh for another problem or objective builds a
+ * table of its own as before. Returns whether it was lent. */
+int apsolve_dp_shared_borrow(ApsolveDpShared *sh, const ApsolveDpShared *from);
 /* apsolve_solve reading and filling sh (NULL: a table of its own); the
  * same plan, counts and errors. The problem must not change while sh
  * holds its table. */

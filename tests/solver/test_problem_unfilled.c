@@ -4,9 +4,12 @@
  * apsolve_problem_new_unfilled, its cells filled stretch by stretch before
  * the entries after them are written (as dbload.c's fill_to does, in any
  * order of the entries) and the rest filled at the end, it holds what
- * apsolve_problem_new holds after the same writes, byte for byte.
+ * apsolve_problem_new holds after the same writes, byte for byte; and so
+ * does one made with apsolve_problem_new_unpopulated and populated on
+ * another thread (the load's two threads: dbload.c, load_start).
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,15 +28,29 @@ static uint64_t next(uint64_t *s)
     return *s;
 }
 
+static void *populate(void *p)
+{
+    apsolve_problem_populate_unfilled(p);
+    return NULL;
+}
+
 /* Both problems of the shape written at the same random cells (ascending
  * when sorted, else in any order), the unfilled one filled as the load
- * fills it; then every table compared. */
-static void check_shape(int L, int S, int C, int sorted, uint64_t seed)
+ * fills it (made unpopulated and populated on a thread of its own when
+ * apart); then every table compared. */
+static void check_shape_as(int L, int S, int C, int sorted, uint64_t seed, int apart)
 {
     ApsolveProblem *a = NULL, *b = NULL;
     size_t n, filled = 0, writes;
     CU_ASSERT_FATAL(apsolve_problem_new(L, 2, 8, S, C, 1, &a) == APSOLVE_OK);
-    CU_ASSERT_FATAL(apsolve_problem_new_unfilled(L, 2, 8, S, C, &b) == APSOLVE_OK);
+    if (apart) {
+        pthread_t t;
+        CU_ASSERT_FATAL(apsolve_problem_new_unpopulated(L, 2, 8, S, C, &b) == APSOLVE_OK);
+        CU_ASSERT_FATAL(pthread_create(&t, NULL, populate, b) == 0);
+        CU_ASSERT_FATAL(pthread_join(t, NULL) == 0);
+    } else {
+        CU_ASSERT_FATAL(apsolve_problem_new_unfilled(L, 2, 8, S, C, &b) == APSOLVE_OK);
+    }
     n = apsolve_problem_cells(a);
     CU_ASSERT_FATAL(n == apsolve_problem_cells(b));
     writes = n / 3;
@@ -70,6 +87,12 @@ static void check_shape(int L, int S, int C, int sorted, uint64_t seed)
     }
     apsolve_problem_free(&a);
     apsolve_problem_free(&b);
+}
+
+static void check_shape(int L, int S, int C, int sorted, uint64_t seed)
+{
+    check_shape_as(L, S, C, sorted, seed, 0);
+    check_shape_as(L, S, C, sorted, seed, 1);
 }
 
 static void test_sorted_writes(void)

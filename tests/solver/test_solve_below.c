@@ -21,7 +21,9 @@
  *   above it, the 1F1B plan's T is above the chunked plan's estimate;
  * - the 1F1B searches of one kept table with the same options, an
  *   interleaved search between them (plain_search's order), build their
- *   prep once (ApsolveDpShared.plain) and give their own tables' plans.
+ *   prep once (ApsolveDpShared.plain) and give their own tables' plans;
+ * - a table lent to another (apsolve_dp_shared_borrow): the borrower's
+ *   searches give their own tables' plans, the lender's stay its own.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -89,6 +91,18 @@ static int same_plan(const ApsolvePlan *x, const ApsolvePlan *y)
                x->stages[k].submesh == y->stages[k].submesh &&
                x->stages[k].config == y->stages[k].config;
     return same;
+}
+
+/* same_plan with NaN costs equal (a zero-bubble search without weight
+ * gradient times prices every plan NaN) */
+static int same_plan_nan(const ApsolvePlan *x, const ApsolvePlan *y)
+{
+    ApsolvePlan a = *x, b = *y;
+    if (isnan(a.cost) && isnan(b.cost))
+        a.cost = b.cost = 0;
+    if (isnan(a.total_cost) && isnan(b.total_cost))
+        a.total_cost = b.total_cost = 0;
+    return same_plan(&a, &b);
 }
 
 /* The bars tried against a whole search's objective w. */
@@ -347,6 +361,86 @@ static void test_plain_bar(void)
     CU_ASSERT(near > 10); /* straddle-free, a bar of 0.95 C would be */
 }
 
+/* A table lent (apsolve_dp_shared_borrow, the chunked families on two
+ * threads): a search on the borrower gives its own table's plan and
+ * counts, the lender's arrays are the borrower's and stay the lender's
+ * (its searches after the borrower is freed give the same plans); a
+ * borrower searched under the other objective class builds its own; no
+ * loan from a table not built or of whole chunks only, nor into one
+ * built. */
+static void test_lent(void)
+{
+    uint64_t rng = 0x1E47ull;
+    int wrong = 0, lent = 0, refused = 0;
+    for (int t = 0; t < 80; t++) {
+        ApsolveProblem *p = random_problem(&rng, t);
+        ApsolveDpShared *sh = apsolve_dp_shared_new(), *b = apsolve_dp_shared_new(),
+                        *c = apsolve_dp_shared_new();
+        ApsolveOptions o, zo, ao;
+        ApsolvePlan *pl = NULL, *own = NULL;
+        int rc, ro;
+        CU_ASSERT_FATAL(sh && b && c);
+        random_options(&rng, t | 3, &o); /* interleaved */
+        o.whole_chunks = 0;
+        wrong += apsolve_dp_shared_borrow(b, sh); /* not built: no loan */
+        rc = apsolve_solve_shared(p, &o, sh, &pl);
+        apsolve_plan_free(&pl);
+        if (!sh->built) { /* no table: nothing to lend */
+            refused++;
+            goto next;
+        }
+        CU_ASSERT_FATAL(apsolve_dp_shared_borrow(b, sh) == 1);
+        lent++;
+        wrong += b->items != sh->items || b->apply != sh->apply || b->opts != sh->opts ||
+                 b->n_items != sh->n_items || apsolve_dp_shared_borrow(b, sh) != 0;
+        /* the zero-bubble family's search on the loan, against its own */
+        zo = o;
+        zo.schedule = APSOLVE_SCHEDULE_INTERLEAVED_ZB;
+        rc = apsolve_solve_shared(p, &zo, b, &pl);
+        ro = apsolve_solve(p, &zo, &own);
+        wrong += rc != ro || (rc == APSOLVE_OK && !same_plan_nan(pl, own));
+        apsolve_plan_free(&pl);
+        apsolve_plan_free(&own);
+        /* the other objective class on the loan: a table of its own */
+        ao = zo;
+        ao.objective = o.objective == APSOLVE_OBJECTIVE_FULL ? APSOLVE_OBJECTIVE_ALPA
+                                                             : APSOLVE_OBJECTIVE_FULL;
+        rc = apsolve_solve_shared(p, &ao, b, &pl);
+        ro = apsolve_solve(p, &ao, &own);
+        wrong += rc != ro || (rc == APSOLVE_OK && !same_plan_nan(pl, own)) ||
+                 (b->built && (b->borrowed || b->items == sh->items));
+        apsolve_plan_free(&pl);
+        apsolve_plan_free(&own);
+        apsolve_dp_shared_free(b);
+        b = NULL;
+        /* the lender's table after the borrower is gone */
+        rc = apsolve_solve_shared(p, &zo, sh, &pl);
+        ro = apsolve_solve(p, &zo, &own);
+        wrong += rc != ro || (rc == APSOLVE_OK && !same_plan_nan(pl, own));
+        apsolve_plan_free(&pl);
+        apsolve_plan_free(&own);
+        /* a table of whole chunks only is never lent */
+        o.whole_chunks = 1;
+        rc = apsolve_solve_below_kept(p, &o, c, 0.5, 1, &pl);
+        apsolve_plan_free(&pl);
+        if (c->built && c->whole_only) {
+            ApsolveDpShared *d = apsolve_dp_shared_new();
+            CU_ASSERT_FATAL(d != NULL);
+            wrong += apsolve_dp_shared_borrow(d, c) != 0;
+            refused++;
+            apsolve_dp_shared_free(d);
+        }
+    next:
+        apsolve_dp_shared_free(b);
+        apsolve_dp_shared_free(c);
+        apsolve_dp_shared_free(sh);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT_EQUAL(wrong, 0);
+    CU_ASSERT(lent > 40);
+    CU_ASSERT(refused > 5);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -356,6 +450,7 @@ int main(void)
         {"the plain search's 1F1B bar: above it, T is above C", test_plain_bar},
         {"the 1F1B searches of one kept table: one prep, their own plans",
          test_plain_prep_kept},
+        {"a table lent: its own table's plans, the lender's left as it was", test_lent},
     };
     return CUNIT_RUN("solver_solve_below", tests);
 }
