@@ -35,9 +35,9 @@
  * holds (malloc_usable_size), so nothing else records it; without glibc
  * the pool keeps nothing. Which block a build gets never changes what it
  * writes: only where. */
-#define POOL_SLOTS 32
+#define POOL_SLOTS 4
 #define POOL_MIN_BYTES ((size_t)32 << 10)
-#define POOL_MAX_BYTES ((size_t)64 << 20)
+#define POOL_MAX_BYTES ((size_t)16 << 20)
 
 #ifdef __GLIBC__
 typedef struct {
@@ -103,9 +103,13 @@ static void pool_drop(int i)
 void *approf_block_take(size_t bytes)
 {
     int best = -1;
+    /* the smallest that holds it, and not twice over: a large block
+     * handed out for a small array leaves the next large one to fresh
+     * pages */
     if (bytes >= POOL_MIN_BYTES)
-        for (int i = 0; i < pool.count; i++) /* the smallest that holds it */
-            if (pool.n[i] >= bytes && (best < 0 || pool.n[i] < pool.n[best]))
+        for (int i = 0; i < pool.count; i++)
+            if (pool.n[i] >= bytes && pool.n[i] / 2 <= bytes &&
+                (best < 0 || pool.n[i] < pool.n[best]))
                 best = i;
     if (best < 0)
         return malloc(bytes ? bytes : 1);
