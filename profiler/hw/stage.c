@@ -5,12 +5,206 @@
  * share, and the names of collective kinds as the cost
  * database spells them (CostdbCommPoint.collective).
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#include <pthread.h>
+#endif
 
 #include "stage.h"
+
+/* The block pool (stage.h). Why: a build's arrays are large (304-byte
+ * kernels; a recomputing backward holds the forward again: a 40-layer
+ * stage's backward is about a megabyte) and short-lived (the sweep clears
+ * a program once it is costed). glibc hands them out from the top of its
+ * heap, and when they are freed together the top is trimmed (brk) as soon
+ * as it exceeds its trim threshold, so the next build's arrays are fresh
+ * pages again, each a page fault (expensive on a paravirtualised machine:
+ * llama-3-70b 40 layers 8x8 alpa with --recompute none,full made about
+ * 250 k of them, 2 s of system time; docs/performance.md, "The builds'
+ * arrays kept mapped"). Kept here, the
+ * blocks stay mapped and the heap above them is not trimmed either.
+ * Per thread, as the sharding contexts that make and free programs are
+ * one per sweep worker (a block freed on a thread is kept by that
+ * thread's pool; any malloc'd block may go to any pool). Only blocks of
+ * at least POOL_MIN_BYTES are kept (smaller ones come from glibc's bins
+ * without fresh pages), at most POOL_SLOTS of them and POOL_MAX_BYTES in
+ * all (the smallest let go first). A block's size is what glibc says it
+ * holds (malloc_usable_size), so nothing else records it; without glibc
+ * the pool keeps nothing. Which block a build gets never changes what it
+ * writes: only where. */
+#define POOL_SLOTS 4
+#define POOL_MIN_BYTES ((size_t)32 << 10)
+#define POOL_MAX_BYTES ((size_t)16 << 20)
+
+#ifdef __GLIBC__
+typedef struct {
+    void *p[POOL_SLOTS];
+    size_t n[POOL_SLOTS]; /* usable bytes of p[i] */
+    int count;
+    size_t bytes;         /* sum of n */
+    int registered;       /* pool_key set for this thread (drained at its exit) */
+} BlockPool;
+
+static _Thread_local BlockPool pool;
+static pthread_key_t pool_key;
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+static int pool_key_ok;
+
+static void pool_free_all(BlockPool *bp)
+{
+    for (int i = 0; i < bp->count; i++)
+        free(bp->p[i]);
+    bp->count = 0;
+    bp->bytes = 0;
+}
+
+/* a thread's destructor: its pool's blocks (the value is its pool) */
+static void pool_exit(void *bp)
+{
+    pool_free_all(bp);
+}
+
+static void pool_key_make(void)
+{
+    pool_key_ok = pthread_key_create(&pool_key, pool_exit) == 0;
+}
+
+/* 1 when this thread's pool will be drained at the thread's exit (the
+ * process's main thread exits with its blocks reachable) */
+static int pool_ready(void)
+{
+    if (pool.registered)
+        return 1;
+    pthread_once(&pool_once, pool_key_make);
+    pool.registered = pool_key_ok && pthread_setspecific(pool_key, &pool) == 0;
+    return pool.registered;
+}
+
+static int pool_smallest(void)
+{
+    int s = 0;
+    for (int i = 1; i < pool.count; i++)
+        if (pool.n[i] < pool.n[s])
+            s = i;
+    return s;
+}
+
+static void pool_drop(int i)
+{
+    pool.bytes -= pool.n[i];
+    pool.count--;
+    pool.p[i] = pool.p[pool.count];
+    pool.n[i] = pool.n[pool.count];
+}
+
+void *approf_block_take(size_t bytes)
+{
+    int best = -1;
+    /* the smallest that holds it, and not twice over: a large block
+     * handed out for a small array leaves the next large one to fresh
+     * pages */
+    if (bytes >= POOL_MIN_BYTES)
+        for (int i = 0; i < pool.count; i++)
+            if (pool.n[i] >= bytes && pool.n[i] / 2 <= bytes &&
+                (best < 0 || pool.n[i] < pool.n[best]))
+                best = i;
+    if (best < 0)
+        return malloc(bytes ? bytes : 1);
+    void *b = pool.p[best];
+    pool_drop(best);
+    return b;
+}
+
+void approf_block_give(void *b)
+{
+    if (!b)
+        return;
+    size_t n = malloc_usable_size(b);
+    if (n < POOL_MIN_BYTES || n > POOL_MAX_BYTES || !pool_ready()) {
+        free(b);
+        return;
+    }
+    while (pool.count == POOL_SLOTS || pool.bytes + n > POOL_MAX_BYTES) {
+        int s = pool_smallest();
+        if (pool.n[s] >= n) {
+            free(b);
+            return;
+        }
+        free(pool.p[s]);
+        pool_drop(s);
+    }
+    pool.p[pool.count] = b;
+    pool.n[pool.count++] = n;
+    pool.bytes += n;
+}
+
+void approf_block_pool_drain(void)
+{
+    pool_free_all(&pool);
+}
+
+/* the bytes b holds (its request's or more) */
+static size_t block_room(void *b)
+{
+    return malloc_usable_size(b);
+}
+#else
+void *approf_block_take(size_t bytes)
+{
+    return malloc(bytes ? bytes : 1);
+}
+
+void approf_block_give(void *b)
+{
+    free(b);
+}
+
+void approf_block_pool_drain(void)
+{
+}
+
+static size_t block_room(void *b)
+{
+    (void)b;
+    return 0;
+}
+#endif
+
+int approf_block_grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    /* util_grow's sizes (grow.c) */
+    size_t max = (size_t)PTRDIFF_MAX / elem;
+    if (need > max) {
+        errno = ENOMEM;
+        return -1;
+    }
+    size_t ncap = *cap <= max / 2 ? 2 * *cap : need;
+    ncap = ncap < 16 ? (16 <= max ? 16 : max) : ncap;
+    ncap = ncap < need ? need : ncap;
+    /* a kept block handed out for less often holds the room already */
+    if (*arr && block_room(*arr) >= ncap * elem) {
+        *cap = ncap;
+        return 0;
+    }
+    void *b = approf_block_take(ncap * elem);
+    if (!b) {
+        errno = ENOMEM;
+        return -1;
+    }
+    if (*cap)
+        memcpy(b, *arr, *cap * elem);
+    approf_block_give(*arr);
+    *arr = b;
+    *cap = ncap;
+    return 0;
+}
 
 /* A kernel array and how many programs (and builders) hold it. Holders
  * are counted without atomics: a share lives in the sharding context of
@@ -56,7 +250,7 @@ void approf_kernel_share_release(ApprofKernelShare *s)
     if (!s || --s->holders > 0)
         return;
     approf_kernel_share_release(s->head);
-    free(s->k);
+    approf_block_give(s->k);
     free(s);
 }
 
@@ -87,7 +281,7 @@ void approf_kernel_share_hold(ApprofStageProgram *q, int ph, ApprofKernelShare *
     if (q->kernel_share[ph])
         approf_kernel_share_release(q->kernel_share[ph]);
     else
-        free(q->kernels[ph]);
+        approf_block_give(q->kernels[ph]);
     s->holders++;
     q->kernel_share[ph] = s;
     q->kernels[ph] = s->k;
@@ -139,7 +333,7 @@ void approf_coll_share_hold(ApprofStageProgram *q, int ph, ApprofCollShare *s, s
     if (q->coll_share[ph])
         approf_coll_share_release(q->coll_share[ph]);
     else
-        free(q->colls[ph]);
+        approf_block_give(q->colls[ph]);
     s->holders++;
     q->coll_share[ph] = s;
     q->colls[ph] = s->c;
@@ -150,7 +344,7 @@ void approf_coll_share_release(ApprofCollShare *s)
 {
     if (!s || --s->holders > 0)
         return;
-    free(s->c);
+    approf_block_give(s->c);
     free(s);
 }
 
@@ -162,14 +356,14 @@ void approf_stage_program_clear(ApprofStageProgram *p)
         if (p->kernel_share[ph])
             approf_kernel_share_release(p->kernel_share[ph]);
         else
-            free(p->kernels[ph]);
+            approf_block_give(p->kernels[ph]);
         approf_kernel_share_release(p->head_share[ph]);
         if (p->coll_share[ph])
             approf_coll_share_release(p->coll_share[ph]);
         else
-            free(p->colls[ph]);
+            approf_block_give(p->colls[ph]);
     }
-    free(p->placements);
+    approf_block_give(p->placements);
     memset(p, 0, sizeof *p);
 }
 
@@ -184,7 +378,7 @@ static void *dup_array(const void *src, size_t n, size_t sz, int *rc)
         *rc = APPROF_EINVAL;
         return NULL;
     }
-    dst = malloc(n * sz);
+    dst = approf_block_take(n * sz);
     if (!dst) {
         *rc = APPROF_ENOMEM;
         return NULL;
@@ -200,7 +394,8 @@ static ApprofKernel *joined_kernels(const ApprofStageProgram *src, int ph, int *
     size_t h = src->n_kernel_head[ph], n = src->n_kernels[ph];
     if (!h)
         return dup_array(src->kernels[ph], n, sizeof(ApprofKernel), rc);
-    ApprofKernel *k = h + n <= SIZE_MAX / sizeof *k ? malloc((h + n) * sizeof *k) : NULL;
+    ApprofKernel *k =
+        h + n <= SIZE_MAX / sizeof *k ? approf_block_take((h + n) * sizeof *k) : NULL;
     if (!k) {
         *rc = APPROF_ENOMEM;
         return NULL;
@@ -224,7 +419,7 @@ int approf_stage_program_flatten(ApprofStageProgram *p)
         if (p->kernel_share[ph])
             approf_kernel_share_release(p->kernel_share[ph]);
         else
-            free(p->kernels[ph]);
+            approf_block_give(p->kernels[ph]);
         approf_kernel_share_release(p->head_share[ph]);
         p->kernel_share[ph] = p->head_share[ph] = NULL;
         p->kernel_head[ph] = NULL;

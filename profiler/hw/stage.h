@@ -200,6 +200,28 @@ static inline const ApprofKernel *approf_phase_kernel(const ApprofStageProgram *
     return i < h ? &p->kernel_head[ph][i] : &p->kernels[ph][i - h];
 }
 
+/* The program arrays' block pool (stage.c): a thread's kernel, collective
+ * and placement arrays of some size, kept when a program lets them go
+ * and handed to the next build of the same thread, instead of being
+ * given back to the C library, which trims its heap and hands out fresh
+ * pages that fault again one by one (docs/performance.md, "pgfault").
+ * Every block is an ordinary malloc'd one: free() may take any of them,
+ * and approf_block_give any malloc'd pointer.
+ *
+ * approf_block_take: like malloc (uninitialized), a kept block when one
+ * fits. approf_block_grow: util_grow's contract (grow.h: room for need
+ * elements of elem bytes, at least twice *cap; the first *cap elements
+ * kept; 0, or -1 with *arr and *cap unchanged) through the pool.
+ * approf_block_give: like free, the block kept when it is large enough
+ * and there is room. approf_block_pool_drain: frees this thread's kept
+ * blocks (a thread's are also freed when it exits). */
+void *approf_block_take(size_t bytes);
+int approf_block_grow(void **arr, size_t *cap, size_t need, size_t elem);
+#define APPROF_BLOCK_GROW(arr, cap, need) \
+    approf_block_grow((void **)&(arr), &(cap), (need), sizeof *(arr))
+void approf_block_give(void *p);
+void approf_block_pool_drain(void);
+
 /* Frees the arrays inside p (not p itself) and zeroes it. */
 void approf_stage_program_clear(ApprofStageProgram *p);
 /* Deep copy (the copy owns all its arrays, a head's kernels joined to

@@ -225,7 +225,7 @@ static int reserve_kernels(ProgBuild *b)
             continue;
         }
         b->kcap[ph] = (size_t)(per > 2 ? per : 2) * (size_t)(b->st->n_ops > 0 ? b->st->n_ops : 1);
-        p->kernels[ph] = malloc(b->kcap[ph] * sizeof *p->kernels[ph]);
+        p->kernels[ph] = approf_block_take(b->kcap[ph] * sizeof *p->kernels[ph]);
         b->kdig[ph] = malloc(b->kcap[ph] * sizeof *b->kdig[ph]);
         if (!p->kernels[ph] || !b->kdig[ph])
             return APPROF_ENOMEM;
@@ -233,7 +233,7 @@ static int reserve_kernels(ProgBuild *b)
     for (int ph = 0; ph < 2 && ctx; ph++) {
         int per16 = ctx->colls_per_16_ops[mode][ph];
         size_t room = (size_t)per16 * (size_t)(b->st->n_ops > 0 ? b->st->n_ops : 1) / 16 + 1;
-        if (per16 > 0 && !(p->colls[ph] = malloc(room * sizeof *p->colls[ph])))
+        if (per16 > 0 && !(p->colls[ph] = approf_block_take(room * sizeof *p->colls[ph])))
             return APPROF_ENOMEM;
         b->ccap[ph] = per16 > 0 ? room : 0;
     }

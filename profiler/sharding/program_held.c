@@ -157,10 +157,10 @@ static void place_copy(ApprofPlacement *dst, const ApprofPlacement *src)
 int shard_facts_add_places(ShardFacts *f, const ApprofStageProgram *p, const ApprofHash128 *pdig)
 {
     size_t n = p->n_placements ? p->n_placements : 1;
-    f->place = malloc(n * sizeof *f->place);
+    f->place = approf_block_take(n * sizeof *f->place);
     f->pdig = malloc(n * sizeof *f->pdig);
     if (!f->place || !f->pdig) {
-        free(f->place);
+        approf_block_give(f->place);
         free(f->pdig);
         f->place = NULL;
         f->pdig = NULL;
@@ -192,7 +192,7 @@ int shard_forward_facts(const ShardStage *st, const HeldForward *h, TInfo *ti, i
         f->pdig = NULL;
         return 0;
     }
-    p->placements = malloc(n * sizeof *p->placements);
+    p->placements = approf_block_take(n * sizeof *p->placements);
     *pdig = malloc(n * sizeof **pdig);
     if (!p->placements || !*pdig)
         return APPROF_ENOMEM;
@@ -206,7 +206,7 @@ void shard_facts_free(ShardFacts *f)
 {
     if (!f)
         return;
-    free(f->place); /* touched and ti are f's block */
+    approf_block_give(f->place); /* touched and ti are f's block */
     free(f->pdig);
     free(f->blk);
     free(f->op_param);

@@ -83,7 +83,7 @@ int shard_place_tensors(const ShardStage *st, TInfo *ti, const int *touched, int
             n_role[r]++;
     }
     size_t n_place = n_role[0] + n_role[1] + n_role[2];
-    p->placements = malloc((n_place ? n_place : 1) * sizeof *p->placements);
+    p->placements = approf_block_take((n_place ? n_place : 1) * sizeof *p->placements);
     *pdig = malloc((n_place ? n_place : 1) * sizeof **pdig);
     if (!p->placements || !*pdig)
         return APPROF_ENOMEM;

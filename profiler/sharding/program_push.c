@@ -25,7 +25,7 @@ int shard_reserve_kernels(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash
 {
     size_t at = p->n_kernels[ph], ck = *cap, cd = *cap; /* one capacity for both arrays */
     if (at + n > *cap) {
-        if (UTIL_GROW(p->kernels[ph], ck, at + n) < 0 || UTIL_GROW(dig[ph], cd, at + n) < 0)
+        if (APPROF_BLOCK_GROW(p->kernels[ph], ck, at + n) < 0 || UTIL_GROW(dig[ph], cd, at + n) < 0)
             return APPROF_ENOMEM;
         *cap = ck < cd ? ck : cd;
     }
@@ -70,14 +70,15 @@ int shard_colls_room(ApprofStageProgram *p, int ph, size_t *cap, size_t need)
 {
     ApprofCollShare *s = p->coll_share[ph];
     if (!s)
-        return need <= *cap || UTIL_GROW(p->colls[ph], *cap, need) == 0 ? 0 : APPROF_ENOMEM;
+        return need <= *cap || APPROF_BLOCK_GROW(p->colls[ph], *cap, need) == 0 ? 0
+                                                                               : APPROF_ENOMEM;
     /* a shared array is read-only: the phase's first n_colls copied into
      * one of its own, with room for what an end appends (ZeRO's
      * collectives, a few per op: two more per op of the program's
      * range), so that it is seldom grown (copied) again */
     size_t n = p->n_colls[ph];
     size_t room = need + 2 * (size_t)(p->op_end > p->op_begin ? p->op_end - p->op_begin : 1);
-    ApprofCollective *c = malloc(room * sizeof *c);
+    ApprofCollective *c = approf_block_take(room * sizeof *c);
     if (!c)
         return APPROF_ENOMEM;
     if (n)

@@ -75,10 +75,14 @@ void shard_build_scratch_release(ProgBuild *b)
         b->st->ctx->build_arrays_busy = 0;
 }
 
+/* With the context's scratch, the program arrays this thread kept for
+ * its next build (stage.h, approf_block_take; a worker's own go when its
+ * thread exits). */
 void shard_build_scratch_free(ApprofShardContext *ctx)
 {
     free(ctx->prog_scratch);
     free(ctx->build_arrays);
+    approf_block_pool_drain();
 }
 
 /* Copies what the held forward's facts hf keep besides the tensor facts

@@ -81,7 +81,7 @@ static int share_copy(ApprofStageProgram *q, ApprofStageProgram *p)
         approf_coll_share_release(cs);
     }
     if (!rc && p->n_placements &&
-        !(q->placements = malloc(p->n_placements * sizeof *q->placements)))
+        !(q->placements = approf_block_take(p->n_placements * sizeof *q->placements)))
         rc = APPROF_ENOMEM;
     else if (!rc && p->n_placements)
         memcpy(q->placements, p->placements, p->n_placements * sizeof *q->placements);

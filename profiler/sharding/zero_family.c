@@ -64,7 +64,7 @@ int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram
          * the adds are the phase's own kernels (digests: the head's are
          * ends->pre_dig, program_finish.c) */
         size_t room = adds;
-        p->kernels[1] = malloc(room * sizeof *p->kernels[1]);
+        p->kernels[1] = approf_block_take(room * sizeof *p->kernels[1]);
         dig[1] = malloc(room * sizeof *dig[1]);
         if (!p->kernels[1] || !dig[1])
             return APPROF_ENOMEM;
@@ -72,7 +72,7 @@ int shard_end_backward(const ShardStage *st, const TInfo *ti, ApprofStageProgram
         *cap = room;
     } else if (derived) { /* a copy of the build's backward before its end, with room for the adds */
         size_t room = ends->pre_n + adds;
-        p->kernels[1] = malloc(room * sizeof *p->kernels[1]);
+        p->kernels[1] = approf_block_take(room * sizeof *p->kernels[1]);
         dig[1] = malloc(room * sizeof *dig[1]);
         if (!p->kernels[1] || !dig[1])
             return APPROF_ENOMEM;
@@ -139,7 +139,7 @@ void shard_derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStageP
              * (shard_colls_room copies them then): no room */
             approf_coll_share_hold(&q, ph, tl->colls[ph], nc);
             ccap[ph] = nc;
-        } else if (!(q.colls[ph] = malloc(ccap[ph] * sizeof *q.colls[ph]))) {
+        } else if (!(q.colls[ph] = approf_block_take(ccap[ph] * sizeof *q.colls[ph]))) {
             rc = APPROF_ENOMEM;
             break;
         } else if (nc) {
@@ -148,7 +148,7 @@ void shard_derive_zero(const ShardStage *st, const TInfo *ti, const ApprofStageP
         if (ends) /* held: the forward below, the backward at the end */
             continue;
         qdig[ph] = malloc(kcap[ph] * sizeof *qdig[ph]);
-        q.kernels[ph] = malloc(kcap[ph] * sizeof *q.kernels[ph]);
+        q.kernels[ph] = approf_block_take(kcap[ph] * sizeof *q.kernels[ph]);
         if (!qdig[ph] || !q.kernels[ph]) {
             rc = APPROF_ENOMEM;
             break;
