@@ -50,18 +50,20 @@
  * for llama-3.1-405b 32x8 126 layers `--variants all` (148 million
  * placement rows in 384,049 sets, the writer 45 microseconds a set): the
  * producer slept on a full queue 871 times, 8.3 s of its 10.8 s handing
- * over; with 8,192 slots and 16 MiB, 16 to 21 times, 0.8 s
+ * over; with 8,192 slots (and WRITER_BYTES 8 MiB) 18 times, 0.9 s
  * (docs/perf-wrhand.md). */
 #define WRITER_SLOTS 8192
-/* Placement rows queued, and kept in the slots' buffers: 16 MiB. A
+/* Placement rows queued, and kept in the slots' buffers: 8 MiB. A
  * compact row (this process's tuples) is 16 bytes, and its spec text when
  * copied; a costdb row (another rank's, through MPI) about 0.9 kB. The buffers fill
  * up to it: with 16 MiB, llama-3-70b 16 layers 8x8 (plain, one worker)
  * peaked at 55.8 MB resident against 39.3 MB at the branch point; with
  * 4 MiB, 44.5 MB. The 405B full space's stretches of template hits with
- * placements outrun the writer by more than 4 MiB of rows; with the 8,192
- * slots, 16 MiB: its peak 259 -> 281 MB (docs/perf-wrhand.md). */
-#define WRITER_BYTES ((size_t)16 << 20)
+ * placements outrun the writer by more than 4 MiB of rows: with 8,192
+ * slots and 4 MiB the producer still slept 210 times (4.9 s), with 8 MiB
+ * 18 times (0.9 s; 16 MiB no fewer). Peak RSS there 260 -> 273 MB,
+ * llama-3-70b 80 layers plain 74 -> 86 MB (docs/perf-wrhand.md). */
+#define WRITER_BYTES ((size_t)8 << 20)
 /* Tuples queued that wake a sleeping writer (fewer are written when its
  * wait times out, after at most the batch age, 50 ms). */
 #define WRITER_WAKE 256
