@@ -555,6 +555,12 @@ int costdb_sweep_status_parse(const char *s, CostdbSweepStatus *out);
 /* Inserts n entries of one sweep in one unit. A duplicate key is
  * ECONSTRAINT unless replace is set (then the stored entry is replaced). */
 int costdb_entries_put(Costdb *db, int64_t sweep_id, const CostdbEntry *e, size_t n, int replace);
+/* Copies e to *dst as costdb_entries_put reads it: every field, and of
+ * error its text and NUL (all of its bytes when it has no NUL), not the
+ * unused rest of the buffer, which no reader looks at (the text is read as
+ * a string). An entry is 656 bytes, 512 of them error, most often empty: a
+ * sweep hands millions of entries from thread to thread. */
+void costdb_entry_copy(CostdbEntry *dst, const CostdbEntry *e);
 /* All entries of a sweep ordered by (submesh desc, start, end, config, phase);
  * *out malloc'd (the caller frees it). */
 int costdb_entries_get(Costdb *db, int64_t sweep_id, CostdbEntry **out, size_t *n);

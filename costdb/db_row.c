@@ -7,10 +7,22 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "costdb_int.h"
+
+/* ---- entries ------------------------------------------------------------ */
+
+void costdb_entry_copy(CostdbEntry *dst, const CostdbEntry *e)
+{
+    const size_t head = offsetof(CostdbEntry, error), tail = head + sizeof e->error;
+    size_t len = strnlen(e->error, sizeof e->error);
+    memcpy(dst, e, head);
+    memcpy(dst->error, e->error, len < sizeof e->error ? len + 1 : len);
+    memcpy((char *)dst + tail, (const char *)e + tail, sizeof *e - tail);
+}
 
 /* ---- checked binding ---------------------------------------------------- */
 

@@ -113,7 +113,9 @@ static int held_add(ApprofSweepWriter *w, const CostdbEntry *e, size_t n)
         return costdb_entries_put(w->db, w->sweep_id, e, n, 0);
     if (!w->held && !(w->held = malloc(WRITER_HELD * sizeof *w->held)))
         return costdb_entries_put(w->db, w->sweep_id, e, n, 0);
-    memcpy(w->held + w->n_held, e, n * sizeof *e);
+    /* the used bytes only (costdb_entry_copy): most error texts are empty */
+    for (size_t i = 0; i < n; i++)
+        costdb_entry_copy(&w->held[w->n_held + i], &e[i]);
     w->n_held += n;
     return 0;
 }

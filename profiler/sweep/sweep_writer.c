@@ -2,8 +2,9 @@
 /*
  * The sweep's writer thread (sweep_writer.h). A ring of WRITER_SLOTS slots
  * under one mutex: the producer (the sweep's main thread) fills slot
- * tail % WRITER_SLOTS and moves tail on; the writer writes slot head and
- * moves head on. A slot keeps its placement buffer for the next tuple
+ * ptail % WRITER_SLOTS, moves ptail on and, every WRITER_PUBLISH slots,
+ * moves tail (what the writer sees) up to it; the writer writes slot head
+ * and moves head on. A slot keeps its placement buffer for the next tuple
  * that lands in it, so that a steady sweep allocates nothing per tuple;
  * once the buffers together hold more than WRITER_BYTES, the writer frees
  * the one it has just written instead, so that a run of large stages
@@ -45,15 +46,24 @@
  * producer ran again, and llama-3-70b 40 layers `--variants all`
  * `--workers 1` took 102.5 s against 66.7 s at the branch point (the same
  * processor time). A slot is 1.4 kB (two entries and three buffer
- * pointers): 2.9 MB for 2,048. */
-#define WRITER_SLOTS 2048
-/* Placement rows queued, and kept in the slots' buffers: 4 MiB. A
+ * pointers): 2.9 MB for 2,048, 11.5 MB for 8,192. 2,048 were still too few
+ * for llama-3.1-405b 32x8 126 layers `--variants all` (148 million
+ * placement rows in 384,049 sets, the writer 45 microseconds a set): the
+ * producer slept on a full queue 871 times, 8.3 s of its 10.8 s handing
+ * over; with 8,192 slots (and WRITER_BYTES 8 MiB) 18 times, 0.9 s
+ * (docs/perf-wrhand.md). */
+#define WRITER_SLOTS 8192
+/* Placement rows queued, and kept in the slots' buffers: 8 MiB. A
  * compact row (this process's tuples) is 16 bytes, and its spec text when
  * copied; a costdb row (another rank's, through MPI) about 0.9 kB. The buffers fill
  * up to it: with 16 MiB, llama-3-70b 16 layers 8x8 (plain, one worker)
  * peaked at 55.8 MB resident against 39.3 MB at the branch point; with
- * 4 MiB, 44.5 MB. */
-#define WRITER_BYTES ((size_t)4 << 20)
+ * 4 MiB, 44.5 MB. The 405B full space's stretches of template hits with
+ * placements outrun the writer by more than 4 MiB of rows: with 8,192
+ * slots and 4 MiB the producer still slept 210 times (4.9 s), with 8 MiB
+ * 18 times (0.9 s; 16 MiB no fewer). Peak RSS there 260 -> 273 MB,
+ * llama-3-70b 80 layers plain 74 -> 86 MB (docs/perf-wrhand.md). */
+#define WRITER_BYTES ((size_t)8 << 20)
 /* Tuples queued that wake a sleeping writer (fewer are written when its
  * wait times out, after at most the batch age, 50 ms). */
 #define WRITER_WAKE 256
@@ -63,6 +73,11 @@
  * round trip per slot, each moving the lock's cache line between the two
  * processors, was a visible share of the writer's time. */
 #define WRITER_RUN 32
+/* Tuples the producer fills before it shows them to the writer (one taking
+ * of the lock for them all, not one a tuple; the same reason). At most
+ * WRITER_PUBLISH - 1 filled tuples wait unseen while the producer profiles
+ * its next tuple; a wait for room and the stop show them at once. */
+#define WRITER_PUBLISH 32
 
 typedef struct {
     CostdbEntry e[2];
@@ -98,13 +113,16 @@ struct ApprofWriterQueue {
     WriterSlot slots[WRITER_SLOTS];
     size_t head, tail;            /* written up to head, queued up to tail */
     size_t queued_bytes;          /* placement rows of slots head..tail-1 */
+    /* the producer's own: slots filled up to ptail (>= tail), the rows'
+     * bytes of slots tail..ptail-1, not yet shown to the writer (publish) */
+    size_t ptail, pbytes;
     size_t kept_bytes;            /* capacity of every slot's buffer */
     int closing;
     int writer_waiting;           /* the writer sleeps on more */
     int producer_waiting;         /* the producer sleeps on space */
     int rc;                       /* first failure: APPROF_EDB or APPROF_ENOMEM (set_failed) */
     double busy;                  /* seconds spent writing */
-    /* the producer's own view, read under the lock when it last queued:
+    /* the producer's own view, read under the lock when it last published:
      * head then (head only grows) and queued_bytes then plus nothing since
      * (only the writer lowers it); room in that view is room now, so the
      * producer takes a slot without the lock (slot_wait), rc read
@@ -302,6 +320,21 @@ int approf_writer_start(ApprofWriterQueue **out, ApprofSweepWriter *w, ApprofWri
     return 0;
 }
 
+/* The producer's filled slots shown to the writer (lock held): tail
+ * moves to ptail, their rows' bytes are counted, a sleeping writer woken
+ * once WRITER_WAKE tuples wait. The filled slots and the counts are the
+ * producer's alone until then (tail is read and written only under the
+ * lock, ptail and pbytes only by the producer), so the writer never sees
+ * a slot half filled. */
+static void publish(ApprofWriterQueue *q)
+{
+    q->queued_bytes += q->pbytes;
+    q->pbytes = 0;
+    q->tail = q->ptail;
+    if (q->writer_waiting && q->tail - q->head >= WRITER_WAKE)
+        pthread_cond_signal(&q->more);
+}
+
 /* The producer's slot once the queue has room for `need` bytes of rows:
  * waits while every slot is queued or the rows would pass the budget (a
  * tuple larger than the budget alone goes in once the queue is empty).
@@ -309,14 +342,16 @@ int approf_writer_start(ApprofWriterQueue **out, ApprofSweepWriter *w, ApprofWri
 static int slot_wait(ApprofWriterQueue *q, size_t need, WriterSlot **slot)
 {
     int rc;
-    /* room in the producer's view (tail is the producer's own) */
+    /* room in the producer's view (ptail and pbytes are its own) */
     if (!__atomic_load_n(&q->rc, __ATOMIC_ACQUIRE) &&
-        q->tail - q->seen_head < WRITER_SLOTS &&
-        (q->tail == q->seen_head || q->seen_bytes + need <= WRITER_BYTES)) {
-        *slot = &q->slots[q->tail % WRITER_SLOTS];
+        q->ptail - q->seen_head < WRITER_SLOTS &&
+        (q->ptail == q->seen_head || q->seen_bytes + q->pbytes + need <= WRITER_BYTES)) {
+        *slot = &q->slots[q->ptail % WRITER_SLOTS];
         return 0;
     }
     pthread_mutex_lock(&q->mu);
+    /* what the writer is to empty, shown to it first */
+    publish(q);
     while (!q->rc && (q->tail - q->head == WRITER_SLOTS ||
                       (q->tail != q->head && q->queued_bytes + need > WRITER_BYTES))) {
         q->producer_waiting = 1;
@@ -326,6 +361,8 @@ static int slot_wait(ApprofWriterQueue *q, size_t need, WriterSlot **slot)
     }
     rc = q->rc;
     *slot = &q->slots[q->tail % WRITER_SLOTS];
+    q->seen_head = q->head;
+    q->seen_bytes = q->queued_bytes;
     pthread_mutex_unlock(&q->mu);
     return rc;
 }
@@ -342,16 +379,22 @@ static void slot_grown(ApprofWriterQueue *q, size_t before, const WriterSlot *s)
     pthread_mutex_unlock(&q->mu);
 }
 
-/* Queues the producer's slot. */
+/* Queues the producer's slot: filled, and shown to the writer with the
+ * slots filled before it once WRITER_PUBLISH wait. */
 static void slot_queue(ApprofWriterQueue *q, WriterSlot *s, const CostdbEntry *e, size_t n)
 {
     s->n = n < 2 ? n : 2;
-    memcpy(s->e, e, s->n * sizeof *e);
+    /* the used bytes only (costdb_entry_copy): a full space hands over
+     * millions of entries, most with an empty error text, and the slot's
+     * lines are the writer's, on the other processor, until the copy */
+    for (size_t i = 0; i < s->n; i++)
+        costdb_entry_copy(&s->e[i], &e[i]);
+    q->ptail++;
+    q->pbytes += s->bytes;
+    if (q->ptail - q->tail < WRITER_PUBLISH)
+        return;
     pthread_mutex_lock(&q->mu);
-    q->queued_bytes += s->bytes;
-    q->tail++;
-    if (q->writer_waiting && q->tail - q->head >= WRITER_WAKE)
-        pthread_cond_signal(&q->more);
+    publish(q);
     q->seen_head = q->head;
     q->seen_bytes = q->queued_bytes;
     pthread_mutex_unlock(&q->mu);
@@ -375,7 +418,7 @@ int approf_writer_reserve(ApprofWriterQueue *q, size_t n_pl, CostdbPlacement **r
 
 void approf_writer_submit(ApprofWriterQueue *q, const CostdbEntry *e, size_t n, size_t n_pl)
 {
-    WriterSlot *s = &q->slots[q->tail % WRITER_SLOTS];
+    WriterSlot *s = &q->slots[q->ptail % WRITER_SLOTS];
     s->compact = 0;
     s->n_pl = n_pl;
     s->bytes = n_pl * sizeof *s->pl;
@@ -431,6 +474,7 @@ int approf_writer_stop(ApprofWriterQueue *q, double *busy)
     if (!q)
         return 0;
     pthread_mutex_lock(&q->mu);
+    publish(q);
     q->closing = 1;
     pthread_cond_signal(&q->more);
     pthread_mutex_unlock(&q->mu);
