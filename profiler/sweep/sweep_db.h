@@ -32,8 +32,13 @@ int approf_sweep_writer_init(ApprofSweepWriter *w, Costdb *db, int64_t sweep_id,
 int approf_sweep_writer_put(ApprofSweepWriter *w, const CostdbEntry *entries, size_t n,
                             const CostdbPlacement *placements, size_t n_placements);
 /* Writes the held entries and commits the open batch, if any (on error the
- * batch is rolled back); frees what the writer holds. */
+ * batch is rolled back); keeps the writer's buffer for the next batch. */
+int approf_sweep_writer_commit(ApprofSweepWriter *w);
+/* approf_sweep_writer_commit, then approf_sweep_writer_release. */
 int approf_sweep_writer_flush(ApprofSweepWriter *w);
+/* Frees what the writer holds (after its last batch; safe on a writer
+ * zeroed or never used, and twice). */
+void approf_sweep_writer_release(ApprofSweepWriter *w);
 
 
 #endif

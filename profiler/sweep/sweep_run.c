@@ -610,6 +610,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
 out:
     /* a failure before the tuples were handed over */
     approf_writer_stop(sink.wq, NULL);
+    approf_sweep_writer_release(&sink.writer);
     if (dberr) {
         approf_sweep_db_error(&sw, cfg, err, errlen);
         if (sw.db && sum->sweep_id)

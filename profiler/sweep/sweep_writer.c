@@ -193,7 +193,7 @@ static int writer_wait(ApprofWriterQueue *q)
             double t0 = costdb_monotonic_seconds();
             int rc;
             pthread_mutex_unlock(&q->mu);
-            rc = approf_sweep_writer_flush(q->w);
+            rc = approf_sweep_writer_commit(q->w);
             pthread_mutex_lock(&q->mu);
             q->busy += costdb_monotonic_seconds() - t0;
             if (rc < 0)
