@@ -76,8 +76,13 @@
 /* Tuples the producer fills before it shows them to the writer (one taking
  * of the lock for them all, not one a tuple; the same reason). At most
  * WRITER_PUBLISH - 1 filled tuples wait unseen while the producer profiles
- * its next tuple; a wait for room and the stop show them at once. */
+ * its next tuple; a wait for room and the stop show them at once, and so
+ * does a tuple queued WRITER_PUBLISH_SECONDS after the last showing: slow
+ * tuples (a CBC-bound MoE stage, a measuring backend's seconds a tuple)
+ * reach the batch, and its commit, as soon as before, so that a kill
+ * still loses only the batch's age of work (sweep_db.h). */
 #define WRITER_PUBLISH 32
+#define WRITER_PUBLISH_SECONDS 0.01
 
 typedef struct {
     CostdbEntry e[2];
@@ -116,6 +121,7 @@ struct ApprofWriterQueue {
     /* the producer's own: slots filled up to ptail (>= tail), the rows'
      * bytes of slots tail..ptail-1, not yet shown to the writer (publish) */
     size_t ptail, pbytes;
+    double published_at;          /* the producer's clock at its last publish */
     size_t kept_bytes;            /* capacity of every slot's buffer */
     int closing;
     int writer_waiting;           /* the writer sleeps on more */
@@ -391,8 +397,10 @@ static void slot_queue(ApprofWriterQueue *q, WriterSlot *s, const CostdbEntry *e
         costdb_entry_copy(&s->e[i], &e[i]);
     q->ptail++;
     q->pbytes += s->bytes;
-    if (q->ptail - q->tail < WRITER_PUBLISH)
+    double now = costdb_monotonic_seconds();
+    if (q->ptail - q->tail < WRITER_PUBLISH && now - q->published_at < WRITER_PUBLISH_SECONDS)
         return;
+    q->published_at = now;
     pthread_mutex_lock(&q->mu);
     publish(q);
     q->seen_head = q->head;
