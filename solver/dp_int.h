@@ -142,7 +142,7 @@ typedef struct DpPrep {
     DpItem *items;                    /* .opt: its entry's index */
     double *apply;                    /* per item, apply_cost of its entry */
     size_t n_opts, n_items;
-    size_t populated;                 /* items (and apply) populated (dp_prep.c) */
+    size_t items_done, apply_done;    /* bytes of items, apply populated (dp_prep.c) */
 } DpPrep;
 
 /* What no schedule, chunk count or stage count changes (dp_prep.c): the

@@ -680,18 +680,15 @@ static int family_list(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProb
 }
 
 /* The pages of pr's items and apply (cap items each) faulted in ahead of
- * writes up to item used, many a call, as shared_build's: the buffers are
- * made once per table and reused, so a later build finds them populated
- * (populated: the items done, 0 with fresh buffers). */
+ * writes up to item used, as shared_build's: the buffers are made once
+ * per table and reused, so a later build finds them populated (the
+ * counts are 0 with fresh buffers). */
 static void prep_populate(DpPrep *pr, size_t cap, size_t used)
 {
-    size_t to = used + CDB_POPULATE_AHEAD / sizeof *pr->items;
-    if (used <= pr->populated || pr->populated >= cap)
-        return;
-    to = to < cap ? to : cap;
-    cdb_populate(pr->items + pr->populated, (to - pr->populated) * sizeof *pr->items);
-    cdb_populate(pr->apply + pr->populated, (to - pr->populated) * sizeof *pr->apply);
-    pr->populated = to;
+    cdb_populate_ahead(pr->items, cap * sizeof *pr->items, used * sizeof *pr->items,
+                       &pr->items_done);
+    cdb_populate_ahead(pr->apply, cap * sizeof *pr->apply, used * sizeof *pr->apply,
+                       &pr->apply_done);
 }
 
 /* dp_prepare keeps an item at a limit only when it fits more stages than
@@ -729,7 +726,7 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
      * builds one prep per (n, v), and fresh buffers of a full-space table
      * (15 MB) cost their page faults each time */
     if (!pr->opts) {
-        pr->populated = 0;
+        pr->items_done = pr->apply_done = 0;
         pr->opts = malloc((sh->n_opts ? sh->n_opts : 1) * sizeof *pr->opts);
         pr->opt_off = malloc((size_t)(L + 1) * sizeof *pr->opt_off);
         pr->items = malloc((sh->n_items ? sh->n_items : 1) * sizeof *pr->items);
