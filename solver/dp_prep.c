@@ -56,7 +56,6 @@ static void shared_clear(ApsolveDpShared *sh)
         free(sh->opts);
         free(sh->opt_off);
         free(sh->items);
-        free(sh->apply);
     }
     free(sh->limits);
     apsolve_dp_chains_free(&sh->chains);
@@ -83,7 +82,6 @@ int apsolve_dp_shared_borrow(ApsolveDpShared *sh, const ApsolveDpShared *from)
     sh->opts = from->opts;
     sh->opt_off = from->opt_off;
     sh->items = from->items;
-    sh->apply = from->apply;
     sh->n_opts = from->n_opts;
     sh->n_items = from->n_items;
     sh->borrowed = 1;
@@ -103,8 +101,8 @@ void apsolve_dp_shared_free(ApsolveDpShared *sh)
 static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const ApsolveOptions *opt)
 {
     int L = p->num_layers, S = p->num_submeshes, C = p->num_configs, D = p->num_devices;
-    size_t max_opts = (size_t)L * (size_t)(L + 1) / 2 * (size_t)S, cap = 0, cap_apply = 0;
-    size_t done = 0, done_apply = 0; /* bytes of items and apply populated */
+    size_t max_opts = (size_t)L * (size_t)(L + 1) / 2 * (size_t)S, cap = 0;
+    size_t done = 0; /* bytes of items populated */
     DpItem *tmp = malloc(2 * (size_t)(C ? C : 1) * sizeof *tmp);
     /* apsolve_config_allowed of every (submesh, config), once per table */
     unsigned char *allowed = malloc((size_t)S * (size_t)(C ? C : 1));
@@ -120,8 +118,7 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
      * a full-space table (15 MB) was copied on every growth of every
      * search; pages never written cost nothing */
     if (!tmp || !allowed || !sh->opts || !sh->opt_off ||
-        UTIL_GROW(sh->items, cap, max_opts * (size_t)(C ? C : 1)) < 0 ||
-        UTIL_GROW(sh->apply, cap_apply, max_opts * (size_t)(C ? C : 1)) < 0)
+        UTIL_GROW(sh->items, cap, max_opts * (size_t)(C ? C : 1)) < 0)
         goto fail;
     for (int s = 0; s < S; s++)
         for (int c = 0; c < C; c++)
@@ -162,8 +159,7 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
                 } else {
                     apsolve_dp_sort_items(tmp, tmp + C, nt);
                 }
-                if (UTIL_GROW(sh->items, cap, sh->n_items + (size_t)nt) < 0 ||
-                    UTIL_GROW(sh->apply, cap_apply, sh->n_items + (size_t)nt) < 0)
+                if (UTIL_GROW(sh->items, cap, sh->n_items + (size_t)nt) < 0)
                     goto fail;
                 /* fresh pages faulted in ahead, many per call, not one
                  * fault each at the first write (on the 126-layer file
@@ -172,12 +168,9 @@ static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const Apso
                  * resident, reused from the heap, cost a walk only) */
                 cdb_populate_ahead(sh->items, cap * sizeof *sh->items,
                                    (sh->n_items + (size_t)nt) * sizeof *sh->items, &done);
-                cdb_populate_ahead(sh->apply, cap_apply * sizeof *sh->apply,
-                                   (sh->n_items + (size_t)nt) * sizeof *sh->apply, &done_apply);
-                for (int k = 0; k < nt; k++) {
-                    sh->items[sh->n_items + (size_t)k] = tmp[k];
-                    sh->apply[sh->n_items + (size_t)k] = p->apply_cost[tmp[k].opt];
-                }
+                for (int k = 0; k < nt; k++)
+                    sh->items[sh->n_items + (size_t)k] = (DpSharedItem){
+                        tmp[k].cost, p->apply_cost[tmp[k].opt], tmp[k].config, tmp[k].opt};
                 sh->opts[sh->n_opts] = (DpOpt){.end = j, .submesh = s, .dev = dev,
                                                .item_off = (int)sh->n_items, .item_n = nt};
                 sh->n_items += (size_t)nt;
@@ -317,7 +310,7 @@ int apsolve_dp_apply_limits(ApsolveDpShared *sh, const ApsolveProblem *p,
     if (!sh->built)
         return APSOLVE_EINVAL;
     for (size_t k = 0; k < sh->n_items; k++)
-        if (keyset_add(&ks, sh->apply[k] > 0 ? sh->apply[k] : 0) < 0)
+        if (keyset_add(&ks, sh->items[k].apply > 0 ? sh->items[k].apply : 0) < 0)
             goto nomem;
     for (int s = 0; s < S; s++) {
         int dev = p->submeshes[s].hosts * p->submeshes[s].gpus;
@@ -653,13 +646,13 @@ static int family_list(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProb
             kept.n = 0;
             for (int k = so->item_off; k < so->item_off + so->item_n; k++)
                 if (f->fit[k] == -1)
-                    __builtin_prefetch(apsolve_memory_at(p, sh->items[k].opt));
+                    __builtin_prefetch(apsolve_memory_at(p, (size_t)sh->items[k].entry));
             for (int k = so->item_off; k < so->item_off + so->item_n; k++) {
-                double a = limited ? apply_key(sh->apply[k]) : 0;
+                double a = limited ? apply_key(sh->items[k].apply) : 0;
                 int u;
                 if (dominated_by(&kept, a, nf)) /* an earlier one fits every count */
                     continue;
-                u = item_fit(f, &memo, p, opt, (size_t)k, (size_t)sh->items[k].opt);
+                u = item_fit(f, &memo, p, opt, (size_t)k, (size_t)sh->items[k].entry);
                 if (u == 0 || (u != FIT_NONE && stairs_offer(&kept, a, u)))
                     continue; /* else kept (a FIT_NONE item is no step) */
                 f->lsrc[n_items + (size_t)nt++] = k;
@@ -760,11 +753,11 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                 for (int k = so->item_off; k < so->item_off + so->item_n; k++)
                     if (!known || fam->fit[src ? src[k] : k] == -1)
                         __builtin_prefetch(
-                            apsolve_memory_at(p, sh->items[src ? src[k] : k].opt));
+                            apsolve_memory_at(p, (size_t)sh->items[src ? src[k] : k].entry));
             for (int k = so->item_off; k < so->item_off + so->item_n; k++) {
                 size_t t = src ? (size_t)src[k] : (size_t)k; /* in the table */
-                DpItem it = sh->items[t];
-                double a = limited ? apply_key(sh->apply[t]) : 0;
+                const DpSharedItem *si = &sh->items[t];
+                double a = limited ? apply_key(si->apply) : 0;
                 int m;
                 /* an earlier item with no larger apply key and the largest
                  * bound (L) dominates this one whatever its bound: left
@@ -772,14 +765,14 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                 if (dominated_by(&kept, a, L))
                     continue;
                 m = unbounded ? APSOLVE_UNBOUNDED
-                              : item_mnss(fam, &memo, p, opt, t, (size_t)it.opt, mem_n);
+                              : item_mnss(fam, &memo, p, opt, t, (size_t)si->entry, mem_n);
                 if (m < 0)
                     continue;
-                it.mnss = m > L ? L : m;
-                if (stairs_offer(&kept, a, it.mnss)) /* else kept */
+                m = m > L ? L : m;
+                if (stairs_offer(&kept, a, m)) /* else kept */
                     continue;
-                pr->items[pr->n_items + (size_t)nt] = it;
-                pr->apply[pr->n_items + (size_t)nt] = sh->apply[t];
+                pr->items[pr->n_items + (size_t)nt] = (DpItem){si->cost, m, si->config, si->entry};
+                pr->apply[pr->n_items + (size_t)nt] = si->apply;
                 nt++;
             }
             if (!nt)

@@ -198,7 +198,7 @@ static void test_table_order(void)
         for (int i = 0; i < p->num_layers; i++)
             for (int q = sh->opt_off[i]; q < sh->opt_off[i + 1]; q++) {
                 const DpOpt *op = &sh->opts[q];
-                const DpItem *it = &sh->items[op->item_off];
+                const DpSharedItem *it = &sh->items[op->item_off];
                 int usable = 0;
                 for (int c = 0; c < p->num_configs; c++)
                     usable += !isinf(apsolve_entry_cost(
@@ -207,7 +207,9 @@ static void test_table_order(void)
                 bad += usable != op->item_n;
                 for (int k = 0; k < op->item_n; k++) {
                     size_t idx = apsolve_index(p, i, op->end, op->submesh, it[k].config);
-                    bad += (size_t)it[k].opt != idx || it[k].cost != apsolve_entry_cost(p, idx);
+                    bad += (size_t)it[k].entry != idx || it[k].cost != apsolve_entry_cost(p, idx);
+                    /* its entry's apply cost beside it, bit for bit */
+                    bad += memcmp(&it[k].apply, &p->apply_cost[idx], sizeof it[k].apply) != 0;
                     if (k)
                         bad += !(it[k - 1].cost < it[k].cost ||
                                  (it[k - 1].cost == it[k].cost && it[k - 1].config < it[k].config));
