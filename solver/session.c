@@ -329,7 +329,8 @@ static int main_candidate(ApsolveRun *r)
     if (apsolve_cand_load(r->db, a, r->sweep, r->G, r->micro, r->B, &r->main_c))
         return 1;
     if (a->objective < 0) {
-        if (!r->main_c.opt.inference && !apsolve_unfit_apply_known(r->main_c.p)) {
+        if (!r->main_c.opt.inference &&
+            !apsolve_unfit_apply_known(r->main_c.p, apsolve_run_threads(r))) {
             a->opt.objective = APSOLVE_OBJECTIVE_ALPA;
             if (!a->quiet)
                 apsolve_say(a, "notice: sweep %lld has entries without apply_cost (a database "
@@ -343,7 +344,7 @@ static int main_candidate(ApsolveRun *r)
     } else {
         a->opt.objective = a->objective;
         if (a->objective == APSOLVE_OBJECTIVE_FULL && !a->opt.inference &&
-            !apsolve_unfit_apply_known(r->main_c.p))
+            !apsolve_unfit_apply_known(r->main_c.p, apsolve_run_threads(r)))
             return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--objective full: sweep %lld has "
                                 "entries without apply_cost (a database before schema 2 or an "
                                 "import); use --objective alpa", (long long)r->sweep);
