@@ -37,18 +37,19 @@ static int entry_ok(const CostdbStageCost *e)
  * about 0.25 GB on the 126-layer 405B file, the pages of the filled ones
  * faulted in; cost and max_n_succ_stages are filled as the entries are
  * put, fill_to) while the calling one reads the sweep's cost rows, which come
- * before the first entry (costdb_stage_pair_runs); then it puts every
- * entry, those that fit (put_ok: the cost, phase, memory and apply tables,
- * whose pages it faults in) and those out of memory (put_unfit: the unfit
- * table and its share), from batches the walk hands over in its order,
- * while the walk goes on. The writer makes the same calls in the same
- * order as the walk makes them at one thread: the same problem
- * (docs/performance.md "apsolve's load by runs of a block's configs"). */
+ * before the first entry (costdb_stage_pair_runs); then it puts the
+ * entries that fit (put_ok: the cost, phase, memory and apply tables,
+ * whose pages it faults in) from batches the walk hands over in its order,
+ * while the walk goes on. The entries out of memory (put_unfit: the unfit
+ * table and its share, which put_ok neither reads nor writes) the walk
+ * puts itself, in its order (the writer was the slower of the two:
+ * docs/perf-apsdense.md). Each table is written by the same calls in the
+ * same order as at one thread: the same problem (docs/performance.md
+ * "apsolve's load by runs of a block's configs"). */
 enum { OK_BATCH = 4096, OK_BUFS = 4 };
 
 typedef struct OkEntry {
     size_t idx;
-    int fit; /* both phases fit: put_ok; else put_unfit */
     CostdbStageCost ph0, ph1;
 } OkEntry;
 
@@ -81,6 +82,7 @@ static inline int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t id
 static inline void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
                       const CostdbStageCost *ph1);
 static void populate_figs(LoadCtx *c, ApsolveProblem *p);
+static void populate_unfit(LoadCtx *c, ApsolveProblem *p);
 
 /* Before put_ok writes cell idx (the whole cell: cost and
  * max_n_succ_stages): the cells from j->filled up to it filled as
@@ -96,14 +98,12 @@ static inline void fill_to(LoadJob *j, ApsolveProblem *p, size_t idx)
         j->filled = idx + 1;
 }
 
-/* Entry idx put: put_ok (the first failure kept, the entries that fit
- * after it not put) or put_unfit. */
-static void put_one(LoadJob *j, ApsolveProblem *p, size_t idx, int fit, const CostdbStageCost *ph0,
+/* Entry idx, which fits, put: put_ok (the first failure kept, the
+ * entries that fit after it not put). */
+static void put_one(LoadJob *j, ApsolveProblem *p, size_t idx, const CostdbStageCost *ph0,
                     const CostdbStageCost *ph1)
 {
-    if (!fit)
-        put_unfit(j->lc, idx, ph0, ph1);
-    else if (!j->put_rc) {
+    if (!j->put_rc) {
         fill_to(j, p, idx);
         j->put_rc = put_ok(j->opt, p, idx, ph0, ph1);
     }
@@ -160,7 +160,7 @@ static void *load_job(void *arg)
         n = j->len[j->got % OK_BUFS];
         pthread_mutex_unlock(&j->mu);
         for (size_t k = 0; k < n; k++)
-            put_one(j, j->p, b[k].idx, b[k].fit, &b[k].ph0, &b[k].ph1);
+            put_one(j, j->p, b[k].idx, &b[k].ph0, &b[k].ph1);
         populate_figs(j->lc, j->p);
         pthread_mutex_lock(&j->mu);
         j->got++;
@@ -223,17 +223,19 @@ static int load_tables(LoadJob *j)
     return j->rc;
 }
 
-/* Entry idx (fit: both phases fit) put now, or handed to the second
- * thread: the batch being filled, handed over when full (then the next
- * buffer waited for). */
+/* Entry idx (fit: both phases fit) put now, or, when it fits, handed to
+ * the second thread: the batch being filled, handed over when full (then
+ * the next buffer waited for). */
 static void load_put(LoadJob *j, ApsolveProblem *p, size_t idx, int fit,
                      const CostdbStageCost *ph0, const CostdbStageCost *ph1)
 {
     OkEntry *e;
+    if (!fit) { /* the unfit table's: on this thread at any count */
+        put_unfit(j->lc, idx, ph0, ph1);
+        return;
+    }
     if (!j->started) { /* put_one's calls, here where the compiler inlines them */
-        if (!fit)
-            put_unfit(j->lc, idx, ph0, ph1);
-        else if (!j->put_rc) {
+        if (!j->put_rc) {
             fill_to(j, p, idx);
             j->put_rc = put_ok(j->opt, p, idx, ph0, ph1);
         }
@@ -241,7 +243,6 @@ static void load_put(LoadJob *j, ApsolveProblem *p, size_t idx, int fit,
     }
     e = &j->buf[j->put % OK_BUFS][j->fill++];
     e->idx = idx;
-    e->fit = fit;
     e->ph0 = *ph0;
     e->ph1 = *ph1;
     if (j->fill < OK_BATCH)
@@ -294,29 +295,38 @@ struct LoadCtx {
     int in;       /* 0 <= i <= j < L and 0 <= s < S */
     size_t base;  /* apsolve_index(p, i, j, s, 0) where in */
     ApsolveUnfitShare share; /* the out-of-memory figures held, each once (put_unfit's, on
-                              * the thread that puts the entries) */
-    /* the bytes of the figures' arrays populated ahead (populate_figs), and
-     * whether the unfit table's slots were; the putting thread's */
-    size_t memory_ahead, times_ahead, unfit_ahead;
+                              * the walk's thread) */
+    /* the bytes of the memory and times figures populated ahead
+     * (populate_figs: the thread that puts the entries that fit) */
+    size_t memory_ahead, times_ahead;
+    /* the unfit figures' bytes populated ahead, and whether the unfit
+     * table's slots were (populate_unfit: the walk's thread) */
+    size_t unfit_ahead;
     int unfit_slots_ahead;
 };
 
-/* The arrays the puts append to (the memory, times and unfit figures)
- * populated ahead of the appends, and the unfit table's zeroed slots once
- * it is made (at the first out-of-memory put): a stretch of pages a call
- * rather than a fault each at their first write (page_populate.h; the
- * 126-layer file, 1.2 M memory and times figures). Called by the thread
- * that puts, after its puts of a run or a batch: the tables' sizes are
- * its own. */
+/* The arrays the puts append to (the memory and times figures here, the
+ * unfit figures in populate_unfit) populated ahead of the appends, and
+ * the unfit table's zeroed slots once it is made (at the first
+ * out-of-memory put): a stretch of pages a call rather than a fault each
+ * at their first write (page_populate.h; the 126-layer file, 1.2 M memory
+ * and times figures). Called by the thread that puts the entries that
+ * fit, after its puts of a run or a batch: the tables' sizes are its own. */
 static void populate_figs(LoadCtx *c, ApsolveProblem *p)
 {
     const ApsolveMemoryTable *m = p->memory;
     const ApsolveTimesTable *t = p->times;
-    const ApsolveUnfitTable *u = p->unfit_table;
     cdb_populate_ahead(m->figs, m->cap * sizeof *m->figs, m->n * sizeof *m->figs,
                        &c->memory_ahead);
     cdb_populate_ahead(t->figs, t->cap * sizeof *t->figs, t->n * sizeof *t->figs,
                        &c->times_ahead);
+}
+
+/* populate_figs' work for the unfit table, on the walk's thread (which
+ * puts the entries out of memory) after its puts of a run. */
+static void populate_unfit(LoadCtx *c, ApsolveProblem *p)
+{
+    const ApsolveUnfitTable *u = p->unfit_table;
     if (!u)
         return;
     if (!c->unfit_slots_ahead) {
@@ -455,6 +465,7 @@ static int put_run(void *ctx, const CostdbStageKey *e, int n, const CostdbStageC
             put_entry(c, p, c->base + (size_t)(e->config_index + k), fwd[k], bwd[k]);
     if (!c->job->started) /* else the writer's (load_job) */
         populate_figs(c, p);
+    populate_unfit(c, p);
     return 0;
 }
 
