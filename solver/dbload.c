@@ -128,6 +128,8 @@ static void table_populate(ApsolveProblem *p)
     cdb_populate(p->apply_cost, cells * sizeof *p->apply_cost);
     cdb_populate(p->memory->slot, cells * sizeof *p->memory->slot);
     cdb_populate(p->times->slot, cells * sizeof *p->times->slot);
+    if (p->unfit_table) /* made ahead: load_start */
+        cdb_populate(p->unfit_table->slot, cells * sizeof *p->unfit_table->slot);
 }
 
 static int table_make(LoadJob *j)
@@ -186,6 +188,13 @@ static void load_start(LoadJob *j, int threads)
         j->made = 1; /* the load ends with it (load_tables) */
         return;
     }
+    /* the unfit table too, here (calloc's fresh memory of the main heap,
+     * not cleared) and its slots populated by the second thread while the
+     * cost rows are read: made by the walk's first out-of-memory put,
+     * calloc cleared 28 MB of reused heap with a fault per page on the
+     * 126-layer file. Dropped after the walk when no figure came
+     * (load_unfit_end): the table the walk would have made, or none. */
+    (void)apsolve_unfit_table_new(j->p);
     for (k = 0; k < OK_BUFS; k++)
         if (!(j->buf[k] = malloc(OK_BATCH * sizeof *j->buf[k])))
             break;
@@ -282,6 +291,19 @@ static int load_end(LoadJob *j)
     }
     j->started = 0;
     return j->rc ? j->rc : j->put_rc;
+}
+
+/* An unfit table made ahead (load_start) that got no figure dropped: the
+ * walk makes one only to put a figure in it (apsolve_unfit_share_flush);
+ * its slots are all 0 then, as a problem without one reads them. */
+static void load_unfit_end(ApsolveProblem *p)
+{
+    if (!p || !p->unfit_table || p->unfit_table->n)
+        return;
+    free(p->unfit_table->slot);
+    free(p->unfit_table->figs);
+    free(p->unfit_table);
+    p->unfit_table = NULL;
 }
 
 /* The entries come in runs of pairs of phases (costdb_stage_pair_runs),
@@ -537,6 +559,7 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
     job.lc = &lc;
     lc.i = -1;
     load_start(&job, opt->load_threads);
+    lc.unfit_slots_ahead = job.p && job.p->unfit_table; /* made ahead, populated there */
     rc = costdb_stage_pair_runs(db, sweep_id, put_run, &lc);
     e = load_end(&job);
     p = job.p;
@@ -547,6 +570,7 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
     if (!rc && !e)
         (void)apsolve_unfit_share_flush(&lc.share, p);
     apsolve_unfit_share_free(&lc.share);
+    load_unfit_end(p);
     if (e || rc) {
         rc = e ? e : APSOLVE_EDB;
         goto cleanup;
