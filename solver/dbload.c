@@ -81,7 +81,7 @@ static inline int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t id
                   const CostdbStageCost *ph0, const CostdbStageCost *ph1);
 static inline void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
                       const CostdbStageCost *ph1);
-static void populate_figs(LoadCtx *c, ApsolveProblem *p);
+static void populate_figs(LoadCtx *c, ApsolveProblem *p, size_t more);
 static void populate_unfit(LoadCtx *c, ApsolveProblem *p);
 
 /* Before put_ok writes cell idx (the whole cell: cost and
@@ -161,9 +161,9 @@ static void *load_job(void *arg)
         b = j->buf[j->got % OK_BUFS];
         n = j->len[j->got % OK_BUFS];
         pthread_mutex_unlock(&j->mu);
+        populate_figs(j->lc, j->p, n); /* the batch's figures' pages, before it */
         for (size_t k = 0; k < n; k++)
             put_one(j, j->p, b[k].idx, &b[k].ph0, &b[k].ph1);
-        populate_figs(j->lc, j->p);
         pthread_mutex_lock(&j->mu);
         j->got++;
         pthread_cond_broadcast(&j->cv);
@@ -328,19 +328,23 @@ struct LoadCtx {
 };
 
 /* The arrays the puts append to (the memory and times figures here, the
- * unfit figures in populate_unfit) populated ahead of the appends, and
- * the unfit table's zeroed slots once it is made (at the first
- * out-of-memory put): a stretch of pages a call rather than a fault each
- * at their first write (page_populate.h; the 126-layer file, 1.2 M memory
- * and times figures). Called by the thread that puts the entries that
- * fit, after its puts of a run or a batch: the tables' sizes are its own. */
-static void populate_figs(LoadCtx *c, ApsolveProblem *p)
+ * unfit figures in populate_unfit) populated ahead of the appends: a
+ * stretch of pages a call rather than a fault each at their first write
+ * (page_populate.h; the 126-layer file, 1.2 M memory and times figures),
+ * up to more figures past those held and beyond. Called by the thread
+ * that puts the entries that fit: the tables' sizes are its own. The
+ * writer calls it before each batch with the batch's length (after it,
+ * the pages of a batch of 4,096 figures, 128 KB, were a third of them
+ * written, and faulted, before the call that populated them:
+ * docs/perf-apsdense.md); the walk at one thread after each run (a few
+ * figures). */
+static void populate_figs(LoadCtx *c, ApsolveProblem *p, size_t more)
 {
     const ApsolveMemoryTable *m = p->memory;
     const ApsolveTimesTable *t = p->times;
-    cdb_populate_ahead(m->figs, m->cap * sizeof *m->figs, m->n * sizeof *m->figs,
+    cdb_populate_ahead(m->figs, m->cap * sizeof *m->figs, (m->n + more) * sizeof *m->figs,
                        &c->memory_ahead);
-    cdb_populate_ahead(t->figs, t->cap * sizeof *t->figs, t->n * sizeof *t->figs,
+    cdb_populate_ahead(t->figs, t->cap * sizeof *t->figs, (t->n + more) * sizeof *t->figs,
                        &c->times_ahead);
 }
 
@@ -486,7 +490,7 @@ static int put_run(void *ctx, const CostdbStageKey *e, int n, const CostdbStageC
         if (fwd[k])
             put_entry(c, p, c->base + (size_t)(e->config_index + k), fwd[k], bwd[k]);
     if (!c->job->started) /* else the writer's (load_job) */
-        populate_figs(c, p);
+        populate_figs(c, p, 0);
     populate_unfit(c, p);
     return 0;
 }
