@@ -181,7 +181,9 @@ typedef struct ApsolveOptions {
      * alone): with two or more the problem's tables are made, and the
      * entries that fit written, on a second thread while the sweep's cost
      * rows are read and its entries walked (dbload.c, LoadJob); the
-     * problem is the same at any count. */
+     * problem is the same at any count. The DP's table of stage options
+     * of a large problem is built in two parts side by side too
+     * (dp_shared.c): the same table. */
     int load_threads;
 } ApsolveOptions;
 

@@ -37,18 +37,19 @@ static int entry_ok(const CostdbStageCost *e)
  * about 0.25 GB on the 126-layer 405B file, the pages of the filled ones
  * faulted in; cost and max_n_succ_stages are filled as the entries are
  * put, fill_to) while the calling one reads the sweep's cost rows, which come
- * before the first entry (costdb_stage_pair_runs); then it puts every
- * entry, those that fit (put_ok: the cost, phase, memory and apply tables,
- * whose pages it faults in) and those out of memory (put_unfit: the unfit
- * table and its share), from batches the walk hands over in its order,
- * while the walk goes on. The writer makes the same calls in the same
- * order as the walk makes them at one thread: the same problem
- * (docs/performance.md "apsolve's load by runs of a block's configs"). */
+ * before the first entry (costdb_stage_pair_runs); then it puts the
+ * entries that fit (put_ok: the cost, phase, memory and apply tables,
+ * whose pages it faults in) from batches the walk hands over in its order,
+ * while the walk goes on. The entries out of memory (put_unfit: the unfit
+ * table and its share, which put_ok neither reads nor writes) the walk
+ * puts itself, in its order (the writer was the slower of the two:
+ * docs/perf-apsdense.md). Each table is written by the same calls in the
+ * same order as at one thread: the same problem (docs/performance.md
+ * "apsolve's load by runs of a block's configs"). */
 enum { OK_BATCH = 4096, OK_BUFS = 4 };
 
 typedef struct OkEntry {
     size_t idx;
-    int fit; /* both phases fit: put_ok; else put_unfit */
     CostdbStageCost ph0, ph1;
 } OkEntry;
 
@@ -80,7 +81,8 @@ static inline int put_ok(const ApsolveOptions *opt, ApsolveProblem *p, size_t id
                   const CostdbStageCost *ph0, const CostdbStageCost *ph1);
 static inline void put_unfit(LoadCtx *c, size_t idx, const CostdbStageCost *ph0,
                       const CostdbStageCost *ph1);
-static void populate_figs(LoadCtx *c, ApsolveProblem *p);
+static void populate_figs(LoadCtx *c, ApsolveProblem *p, size_t more);
+static void populate_unfit(LoadCtx *c, ApsolveProblem *p);
 
 /* Before put_ok writes cell idx (the whole cell: cost and
  * max_n_succ_stages): the cells from j->filled up to it filled as
@@ -96,14 +98,12 @@ static inline void fill_to(LoadJob *j, ApsolveProblem *p, size_t idx)
         j->filled = idx + 1;
 }
 
-/* Entry idx put: put_ok (the first failure kept, the entries that fit
- * after it not put) or put_unfit. */
-static void put_one(LoadJob *j, ApsolveProblem *p, size_t idx, int fit, const CostdbStageCost *ph0,
+/* Entry idx, which fits, put: put_ok (the first failure kept, the
+ * entries that fit after it not put). */
+static void put_one(LoadJob *j, ApsolveProblem *p, size_t idx, const CostdbStageCost *ph0,
                     const CostdbStageCost *ph1)
 {
-    if (!fit)
-        put_unfit(j->lc, idx, ph0, ph1);
-    else if (!j->put_rc) {
+    if (!j->put_rc) {
         fill_to(j, p, idx);
         j->put_rc = put_ok(j->opt, p, idx, ph0, ph1);
     }
@@ -128,6 +128,8 @@ static void table_populate(ApsolveProblem *p)
     cdb_populate(p->apply_cost, cells * sizeof *p->apply_cost);
     cdb_populate(p->memory->slot, cells * sizeof *p->memory->slot);
     cdb_populate(p->times->slot, cells * sizeof *p->times->slot);
+    if (p->unfit_table) /* made ahead: load_start */
+        cdb_populate(p->unfit_table->slot, cells * sizeof *p->unfit_table->slot);
 }
 
 static int table_make(LoadJob *j)
@@ -159,9 +161,9 @@ static void *load_job(void *arg)
         b = j->buf[j->got % OK_BUFS];
         n = j->len[j->got % OK_BUFS];
         pthread_mutex_unlock(&j->mu);
+        populate_figs(j->lc, j->p, n); /* the batch's figures' pages, before it */
         for (size_t k = 0; k < n; k++)
-            put_one(j, j->p, b[k].idx, b[k].fit, &b[k].ph0, &b[k].ph1);
-        populate_figs(j->lc, j->p);
+            put_one(j, j->p, b[k].idx, &b[k].ph0, &b[k].ph1);
         pthread_mutex_lock(&j->mu);
         j->got++;
         pthread_cond_broadcast(&j->cv);
@@ -186,6 +188,13 @@ static void load_start(LoadJob *j, int threads)
         j->made = 1; /* the load ends with it (load_tables) */
         return;
     }
+    /* the unfit table too, here (calloc's fresh memory of the main heap,
+     * not cleared) and its slots populated by the second thread while the
+     * cost rows are read: made by the walk's first out-of-memory put,
+     * calloc cleared 28 MB of reused heap with a fault per page on the
+     * 126-layer file. Dropped after the walk when no figure came
+     * (load_unfit_end): the table the walk would have made, or none. */
+    (void)apsolve_unfit_table_new(j->p);
     for (k = 0; k < OK_BUFS; k++)
         if (!(j->buf[k] = malloc(OK_BATCH * sizeof *j->buf[k])))
             break;
@@ -223,17 +232,19 @@ static int load_tables(LoadJob *j)
     return j->rc;
 }
 
-/* Entry idx (fit: both phases fit) put now, or handed to the second
- * thread: the batch being filled, handed over when full (then the next
- * buffer waited for). */
+/* Entry idx (fit: both phases fit) put now, or, when it fits, handed to
+ * the second thread: the batch being filled, handed over when full (then
+ * the next buffer waited for). */
 static void load_put(LoadJob *j, ApsolveProblem *p, size_t idx, int fit,
                      const CostdbStageCost *ph0, const CostdbStageCost *ph1)
 {
     OkEntry *e;
+    if (!fit) { /* the unfit table's: on this thread at any count */
+        put_unfit(j->lc, idx, ph0, ph1);
+        return;
+    }
     if (!j->started) { /* put_one's calls, here where the compiler inlines them */
-        if (!fit)
-            put_unfit(j->lc, idx, ph0, ph1);
-        else if (!j->put_rc) {
+        if (!j->put_rc) {
             fill_to(j, p, idx);
             j->put_rc = put_ok(j->opt, p, idx, ph0, ph1);
         }
@@ -241,7 +252,6 @@ static void load_put(LoadJob *j, ApsolveProblem *p, size_t idx, int fit,
     }
     e = &j->buf[j->put % OK_BUFS][j->fill++];
     e->idx = idx;
-    e->fit = fit;
     e->ph0 = *ph0;
     e->ph1 = *ph1;
     if (j->fill < OK_BATCH)
@@ -283,6 +293,19 @@ static int load_end(LoadJob *j)
     return j->rc ? j->rc : j->put_rc;
 }
 
+/* An unfit table made ahead (load_start) that got no figure dropped: the
+ * walk makes one only to put a figure in it (apsolve_unfit_share_flush);
+ * its slots are all 0 then, as a problem without one reads them. */
+static void load_unfit_end(ApsolveProblem *p)
+{
+    if (!p || !p->unfit_table || p->unfit_table->n)
+        return;
+    free(p->unfit_table->slot);
+    free(p->unfit_table->figs);
+    free(p->unfit_table);
+    p->unfit_table = NULL;
+}
+
 /* The entries come in runs of pairs of phases (costdb_stage_pair_runs),
  * the configs of one (i, j, s) one after the other: its first cell and whether the
  * problem has it are kept for the next entry. */
@@ -294,29 +317,42 @@ struct LoadCtx {
     int in;       /* 0 <= i <= j < L and 0 <= s < S */
     size_t base;  /* apsolve_index(p, i, j, s, 0) where in */
     ApsolveUnfitShare share; /* the out-of-memory figures held, each once (put_unfit's, on
-                              * the thread that puts the entries) */
-    /* the bytes of the figures' arrays populated ahead (populate_figs), and
-     * whether the unfit table's slots were; the putting thread's */
-    size_t memory_ahead, times_ahead, unfit_ahead;
+                              * the walk's thread) */
+    /* the bytes of the memory and times figures populated ahead
+     * (populate_figs: the thread that puts the entries that fit) */
+    size_t memory_ahead, times_ahead;
+    /* the unfit figures' bytes populated ahead, and whether the unfit
+     * table's slots were (populate_unfit: the walk's thread) */
+    size_t unfit_ahead;
     int unfit_slots_ahead;
 };
 
-/* The arrays the puts append to (the memory, times and unfit figures)
- * populated ahead of the appends, and the unfit table's zeroed slots once
- * it is made (at the first out-of-memory put): a stretch of pages a call
- * rather than a fault each at their first write (page_populate.h; the
- * 126-layer file, 1.2 M memory and times figures). Called by the thread
- * that puts, after its puts of a run or a batch: the tables' sizes are
- * its own. */
-static void populate_figs(LoadCtx *c, ApsolveProblem *p)
+/* The arrays the puts append to (the memory and times figures here, the
+ * unfit figures in populate_unfit) populated ahead of the appends: a
+ * stretch of pages a call rather than a fault each at their first write
+ * (page_populate.h; the 126-layer file, 1.2 M memory and times figures),
+ * up to more figures past those held and beyond. Called by the thread
+ * that puts the entries that fit: the tables' sizes are its own. The
+ * writer calls it before each batch with the batch's length (after it,
+ * the pages of a batch of 4,096 figures, 128 KB, were a third of them
+ * written, and faulted, before the call that populated them:
+ * docs/perf-apsdense.md); the walk at one thread after each run (a few
+ * figures). */
+static void populate_figs(LoadCtx *c, ApsolveProblem *p, size_t more)
 {
     const ApsolveMemoryTable *m = p->memory;
     const ApsolveTimesTable *t = p->times;
-    const ApsolveUnfitTable *u = p->unfit_table;
-    cdb_populate_ahead(m->figs, m->cap * sizeof *m->figs, m->n * sizeof *m->figs,
+    cdb_populate_ahead(m->figs, m->cap * sizeof *m->figs, (m->n + more) * sizeof *m->figs,
                        &c->memory_ahead);
-    cdb_populate_ahead(t->figs, t->cap * sizeof *t->figs, t->n * sizeof *t->figs,
+    cdb_populate_ahead(t->figs, t->cap * sizeof *t->figs, (t->n + more) * sizeof *t->figs,
                        &c->times_ahead);
+}
+
+/* populate_figs' work for the unfit table, on the walk's thread (which
+ * puts the entries out of memory) after its puts of a run. */
+static void populate_unfit(LoadCtx *c, ApsolveProblem *p)
+{
+    const ApsolveUnfitTable *u = p->unfit_table;
     if (!u)
         return;
     if (!c->unfit_slots_ahead) {
@@ -454,7 +490,8 @@ static int put_run(void *ctx, const CostdbStageKey *e, int n, const CostdbStageC
         if (fwd[k])
             put_entry(c, p, c->base + (size_t)(e->config_index + k), fwd[k], bwd[k]);
     if (!c->job->started) /* else the writer's (load_job) */
-        populate_figs(c, p);
+        populate_figs(c, p, 0);
+    populate_unfit(c, p);
     return 0;
 }
 
@@ -526,6 +563,7 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
     job.lc = &lc;
     lc.i = -1;
     load_start(&job, opt->load_threads);
+    lc.unfit_slots_ahead = job.p && job.p->unfit_table; /* made ahead, populated there */
     rc = costdb_stage_pair_runs(db, sweep_id, put_run, &lc);
     e = load_end(&job);
     p = job.p;
@@ -536,6 +574,7 @@ int apsolve_problem_from_db_msg(struct Costdb *db, int64_t sweep_id, const Apsol
     if (!rc && !e)
         (void)apsolve_unfit_share_flush(&lc.share, p);
     apsolve_unfit_share_free(&lc.share);
+    load_unfit_end(p);
     if (e || rc) {
         rc = e ? e : APSOLVE_EDB;
         goto cleanup;

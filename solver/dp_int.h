@@ -19,6 +19,18 @@ typedef struct DpItem {
     int opt;                          /* index of its DpOpt */
 } DpItem;
 
+/* An item of the shared table (ApsolveDpShared): a DpItem less its
+ * stage count bound, which only a prep gives, with its entry's apply cost
+ * beside it. 24 bytes where a DpItem and a separate apply cost took 32:
+ * 10 MB less to write on the 126-layer file, and each prep's read of an
+ * item and its apply cost one place, not two (docs/perf-apsdense.md). */
+typedef struct DpSharedItem {
+    double cost;
+    double apply;                     /* apply_cost of its entry */
+    int config;
+    int entry;                        /* its entry's index (apsolve_index) */
+} DpSharedItem;
+
 typedef struct DpOpt {
     int end, submesh, dev;
     int item_off, item_n;
@@ -154,8 +166,7 @@ struct ApsolveDpShared {
     int built, limits_built;
     DpOpt *opts;                      /* as DpPrep's, every (i, j, submesh) */
     int *opt_off;
-    DpItem *items;                    /* .mnss unused, .opt its entry */
-    double *apply;
+    DpSharedItem *items;
     size_t n_opts, n_items;
     double *limits;                   /* apply limits, ascending, last +inf */
     size_t n_limits;
@@ -182,7 +193,7 @@ struct ApsolveDpShared {
     int whole_only;                   /* only ranges of whole chunks under the options
                                        * it is built with (apsolve_solve_below's own) */
     DpChains chains;                  /* plans' chains found on it (dp_bound.c) */
-    /* opts, opt_off, items and apply are another table's, lent by
+    /* opts, opt_off and items are another table's, lent by
      * apsolve_dp_shared_borrow: read, never freed or written here */
     int borrowed;
 };

@@ -4,10 +4,11 @@
  * docs/performance.md, "apsolve at scale: options shared across stage and
  * chunk counts"), built in two parts:
  *
- * - the shared table (ApsolveDpShared): per (i, j, submesh), in Alpa's loop
- *   order (end descending, submesh ascending), every usable config (allowed
- *   by the objective, finite cost) sorted by (cost, config), with its apply
- *   cost, and the FULL objective's apply limits. None of it depends on the
+ * - the shared table (ApsolveDpShared, built by dp_shared.c): per (i, j,
+ *   submesh), in Alpa's loop order (end descending, submesh ascending),
+ *   every usable config (allowed by the objective, finite cost) sorted by
+ *   (cost, config), with its apply cost, and the FULL objective's apply
+ *   limits (here). None of it depends on the
  *   schedule, the chunk count v or the stage count n, so one search builds
  *   it once and a chunked schedule's search over v (session_search.c,
  *   try_chunks) shares it across its calls;
@@ -36,186 +37,8 @@
 #include <string.h>
 
 #include "dp_int.h"
-#include "grow.h"
 #include "page_populate.h"
 #include "solver_int.h"
-
-/* The most hint slots shared_build keeps (L x S x C ints), else no hints */
-#define SORT_HINT_CELLS ((size_t)1 << 24)
-
-ApsolveDpShared *apsolve_dp_shared_new(void)
-{
-    return calloc(1, sizeof(ApsolveDpShared));
-}
-
-static void shared_clear(ApsolveDpShared *sh)
-{
-    apsolve_dp_prep_free(&sh->prep);
-    apsolve_dp_prep_free(&sh->plain);
-    if (!sh->borrowed) {
-        free(sh->opts);
-        free(sh->opt_off);
-        free(sh->items);
-        free(sh->apply);
-    }
-    free(sh->limits);
-    apsolve_dp_chains_free(&sh->chains);
-    memset(sh, 0, sizeof *sh);
-}
-
-int apsolve_dp_shared_whole_only(const ApsolveDpShared *sh)
-{
-    return sh->whole_only;
-}
-
-/* A table lent rather than built again: the chunked families' searches
- * on two threads (session_search.c, chunked_threads) each built their own
- * copy of the interleaved family's table, some 40 MB of items and apply
- * costs on the 126-layer file, the pages' first touch (about 2 s per GB
- * of CPU on this machine) most of each build's time. */
-int apsolve_dp_shared_borrow(ApsolveDpShared *sh, const ApsolveDpShared *from)
-{
-    if (!sh || !from || sh->built || !from->built || from->whole_only)
-        return 0;
-    sh->p = from->p;
-    sh->full = from->full;
-    sh->whole_only = 0;
-    sh->opts = from->opts;
-    sh->opt_off = from->opt_off;
-    sh->items = from->items;
-    sh->apply = from->apply;
-    sh->n_opts = from->n_opts;
-    sh->n_items = from->n_items;
-    sh->borrowed = 1;
-    sh->built = 1;
-    return 1;
-}
-
-void apsolve_dp_shared_free(ApsolveDpShared *sh)
-{
-    if (!sh)
-        return;
-    shared_clear(sh);
-    free(sh);
-}
-
-/* Builds the table of sh for p under opt's objective. */
-static int shared_build(ApsolveDpShared *sh, const ApsolveProblem *p, const ApsolveOptions *opt)
-{
-    int L = p->num_layers, S = p->num_submeshes, C = p->num_configs, D = p->num_devices;
-    size_t max_opts = (size_t)L * (size_t)(L + 1) / 2 * (size_t)S, cap = 0, cap_apply = 0;
-    size_t done = 0, done_apply = 0; /* bytes of items and apply populated */
-    DpItem *tmp = malloc(2 * (size_t)(C ? C : 1) * sizeof *tmp);
-    /* apsolve_config_allowed of every (submesh, config), once per table */
-    unsigned char *allowed = malloc((size_t)S * (size_t)(C ? C : 1));
-    /* apsolve_dp_sort_items_hinted's hints per (length, submesh), NULL: none */
-    size_t hint_cells = (size_t)L * (size_t)S * (size_t)(C ? C : 1);
-    int *hint = hint_cells <= SORT_HINT_CELLS ? malloc(hint_cells * sizeof *hint) : NULL;
-    int *hint_n = hint ? calloc((size_t)L * (size_t)S, sizeof *hint_n) : NULL;
-    int *pos = hint_n ? malloc((size_t)(C ? C : 1) * sizeof *pos) : NULL;
-
-    sh->opts = malloc((max_opts ? max_opts : 1) * sizeof *sh->opts);
-    sh->opt_off = malloc((size_t)(L + 1) * sizeof *sh->opt_off);
-    /* room for every (i <= j, submesh, config) at once: grown by doubling,
-     * a full-space table (15 MB) was copied on every growth of every
-     * search; pages never written cost nothing */
-    if (!tmp || !allowed || !sh->opts || !sh->opt_off ||
-        UTIL_GROW(sh->items, cap, max_opts * (size_t)(C ? C : 1)) < 0 ||
-        UTIL_GROW(sh->apply, cap_apply, max_opts * (size_t)(C ? C : 1)) < 0)
-        goto fail;
-    for (int s = 0; s < S; s++)
-        for (int c = 0; c < C; c++)
-            allowed[(size_t)s * (size_t)C + (size_t)c] =
-                (unsigned char)apsolve_config_allowed(p, opt, s, c);
-    for (int c = 0; pos && c < C; c++)
-        pos[c] = -1;
-    for (int i = 0; i < L; i++) {
-        sh->opt_off[i] = (int)sh->n_opts;
-        for (int j = L - 1; j >= i; j--)
-            for (int s = 0; s < S && (!sh->whole_only || apsolve_chunks_whole(opt, i, j)); s++) {
-                int dev = p->submeshes[s].hosts * p->submeshes[s].gpus, nt = 0, nan = 0;
-                if (p->submeshes[s].hosts < 1 || p->submeshes[s].gpus < 1 || dev > D)
-                    continue;
-                for (int c = 0; c < C; c++) {
-                    size_t idx = apsolve_index(p, i, j, s, c);
-                    double cost;
-                    /* a raw cost of +inf or NaN is never usable: skipped
-                     * before the calls (most of a sweep's table) */
-                    if (!allowed[(size_t)s * (size_t)C + (size_t)c] || !(p->cost[idx] < INFINITY))
-                        continue;
-                    cost = apsolve_cell_cost(p, idx, (size_t)s * (size_t)C + (size_t)c);
-                    if (isinf(cost))
-                        continue;
-                    nan |= isnan(cost);
-                    tmp[nt].cost = cost;
-                    tmp[nt].mnss = 0;
-                    tmp[nt].config = c;
-                    tmp[nt].opt = (int)idx; /* its entry */
-                    nt++;
-                }
-                if (!nt)
-                    continue;
-                if (pos && !nan) {
-                    size_t h = (size_t)(j - i) * (size_t)S + (size_t)s;
-                    int *order = hint + h * (size_t)C;
-                    apsolve_dp_sort_items_hinted(tmp, tmp + C, nt, order, &hint_n[h], pos);
-                } else {
-                    apsolve_dp_sort_items(tmp, tmp + C, nt);
-                }
-                if (UTIL_GROW(sh->items, cap, sh->n_items + (size_t)nt) < 0 ||
-                    UTIL_GROW(sh->apply, cap_apply, sh->n_items + (size_t)nt) < 0)
-                    goto fail;
-                /* fresh pages faulted in ahead, many per call, not one
-                 * fault each at the first write (on the 126-layer file
-                 * 1.2 M items, 39 MB: some 9,600 faults of several
-                 * microseconds each on a virtual machine; pages already
-                 * resident, reused from the heap, cost a walk only) */
-                cdb_populate_ahead(sh->items, cap * sizeof *sh->items,
-                                   (sh->n_items + (size_t)nt) * sizeof *sh->items, &done);
-                cdb_populate_ahead(sh->apply, cap_apply * sizeof *sh->apply,
-                                   (sh->n_items + (size_t)nt) * sizeof *sh->apply, &done_apply);
-                for (int k = 0; k < nt; k++) {
-                    sh->items[sh->n_items + (size_t)k] = tmp[k];
-                    sh->apply[sh->n_items + (size_t)k] = p->apply_cost[tmp[k].opt];
-                }
-                sh->opts[sh->n_opts] = (DpOpt){.end = j, .submesh = s, .dev = dev,
-                                               .item_off = (int)sh->n_items, .item_n = nt};
-                sh->n_items += (size_t)nt;
-                sh->n_opts++;
-            }
-    }
-    sh->opt_off[L] = (int)sh->n_opts;
-    free(tmp);
-    free(allowed);
-    free(hint);
-    free(hint_n);
-    free(pos);
-    return APSOLVE_OK;
-fail:
-    free(tmp);
-    free(allowed);
-    free(hint);
-    free(hint_n);
-    free(pos);
-    shared_clear(sh);
-    return APSOLVE_ENOMEM;
-}
-
-int apsolve_dp_shared_ready(ApsolveDpShared *sh, const ApsolveProblem *p,
-                            const ApsolveOptions *opt)
-{
-    int full = opt->objective == APSOLVE_OBJECTIVE_FULL, whole = sh->whole_only;
-    if (sh->built && sh->p == p && sh->full == full)
-        return APSOLVE_OK;
-    shared_clear(sh);
-    sh->whole_only = whole;
-    if (shared_build(sh, p, opt) != APSOLVE_OK)
-        return APSOLVE_ENOMEM;
-    sh->p = p;
-    sh->full = full;
-    sh->built = 1;
-    return APSOLVE_OK;
-}
 
 /* The distinct values among keys added (KeySet): an open-addressing set on
  * the bit patterns, which equal exactly when the values do for the keys it
@@ -317,7 +140,7 @@ int apsolve_dp_apply_limits(ApsolveDpShared *sh, const ApsolveProblem *p,
     if (!sh->built)
         return APSOLVE_EINVAL;
     for (size_t k = 0; k < sh->n_items; k++)
-        if (keyset_add(&ks, sh->apply[k] > 0 ? sh->apply[k] : 0) < 0)
+        if (keyset_add(&ks, sh->items[k].apply > 0 ? sh->items[k].apply : 0) < 0)
             goto nomem;
     for (int s = 0; s < S; s++) {
         int dev = p->submeshes[s].hosts * p->submeshes[s].gpus;
@@ -653,13 +476,13 @@ static int family_list(DpFamily *f, const ApsolveDpShared *sh, const ApsolveProb
             kept.n = 0;
             for (int k = so->item_off; k < so->item_off + so->item_n; k++)
                 if (f->fit[k] == -1)
-                    __builtin_prefetch(apsolve_memory_at(p, sh->items[k].opt));
+                    __builtin_prefetch(apsolve_memory_at(p, (size_t)sh->items[k].entry));
             for (int k = so->item_off; k < so->item_off + so->item_n; k++) {
-                double a = limited ? apply_key(sh->apply[k]) : 0;
+                double a = limited ? apply_key(sh->items[k].apply) : 0;
                 int u;
                 if (dominated_by(&kept, a, nf)) /* an earlier one fits every count */
                     continue;
-                u = item_fit(f, &memo, p, opt, (size_t)k, (size_t)sh->items[k].opt);
+                u = item_fit(f, &memo, p, opt, (size_t)k, (size_t)sh->items[k].entry);
                 if (u == 0 || (u != FIT_NONE && stairs_offer(&kept, a, u)))
                     continue; /* else kept (a FIT_NONE item is no step) */
                 f->lsrc[n_items + (size_t)nt++] = k;
@@ -760,11 +583,11 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                 for (int k = so->item_off; k < so->item_off + so->item_n; k++)
                     if (!known || fam->fit[src ? src[k] : k] == -1)
                         __builtin_prefetch(
-                            apsolve_memory_at(p, sh->items[src ? src[k] : k].opt));
+                            apsolve_memory_at(p, (size_t)sh->items[src ? src[k] : k].entry));
             for (int k = so->item_off; k < so->item_off + so->item_n; k++) {
                 size_t t = src ? (size_t)src[k] : (size_t)k; /* in the table */
-                DpItem it = sh->items[t];
-                double a = limited ? apply_key(sh->apply[t]) : 0;
+                const DpSharedItem *si = &sh->items[t];
+                double a = limited ? apply_key(si->apply) : 0;
                 int m;
                 /* an earlier item with no larger apply key and the largest
                  * bound (L) dominates this one whatever its bound: left
@@ -772,14 +595,14 @@ int apsolve_dp_prep_build(DpPrep *pr, const ApsolveDpShared *sh, DpFamily *fam,
                 if (dominated_by(&kept, a, L))
                     continue;
                 m = unbounded ? APSOLVE_UNBOUNDED
-                              : item_mnss(fam, &memo, p, opt, t, (size_t)it.opt, mem_n);
+                              : item_mnss(fam, &memo, p, opt, t, (size_t)si->entry, mem_n);
                 if (m < 0)
                     continue;
-                it.mnss = m > L ? L : m;
-                if (stairs_offer(&kept, a, it.mnss)) /* else kept */
+                m = m > L ? L : m;
+                if (stairs_offer(&kept, a, m)) /* else kept */
                     continue;
-                pr->items[pr->n_items + (size_t)nt] = it;
-                pr->apply[pr->n_items + (size_t)nt] = sh->apply[t];
+                pr->items[pr->n_items + (size_t)nt] = (DpItem){si->cost, m, si->config, si->entry};
+                pr->apply[pr->n_items + (size_t)nt] = si->apply;
                 nt++;
             }
             if (!nt)

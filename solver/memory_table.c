@@ -13,18 +13,29 @@
 #include "slot_store.h"
 #include "solver_int.h"
 
-enum { FIGS_FIRST_CAP = 1024 };
+/* The figures' capacity: one for each cell and figs[0], the most a table
+ * can hold (a cell has one own slot at most), so that it never grows, as
+ * the times table's (cell_times.c). Allocated, not written: only the pages
+ * of the figures put count. Grown by doubling from 1,024 instead, on the
+ * 126-layer file the load's reallocations copied the figures into fresh
+ * blocks whose pages the load's populate-ahead (dbload.c, populate_figs)
+ * had not reached: some 2,700 faults (docs/perf-apsdense.md). */
+static size_t full_cap(size_t cells)
+{
+    return cells + 1;
+}
 
 ApsolveMemoryTable *apsolve_memory_table_new(size_t cells)
 {
     ApsolveMemoryTable *t = calloc(1, sizeof *t);
     if (!t || !(t->slot = calloc(cells ? cells : 1, sizeof *t->slot)) ||
-        !(t->figs = calloc(FIGS_FIRST_CAP, sizeof *t->figs))) {
+        !(t->figs = malloc(full_cap(cells) * sizeof *t->figs))) {
         apsolve_memory_table_free(t);
         return NULL;
     }
-    t->n = 1; /* figs[0]: every cell's until put, all 0 */
-    t->cap = FIGS_FIRST_CAP;
+    t->figs[0] = (ApsolveMemory){0}; /* every cell's until put, all 0 */
+    t->n = 1;
+    t->cap = full_cap(cells);
     return t;
 }
 

@@ -21,6 +21,7 @@
 #include "plural.h"
 #include "recompute_layers.h"
 #include "schedule.h"
+#include "search_pool.h"
 #include "session.h"
 #include "session_int.h"
 
@@ -97,6 +98,11 @@ void apsolve_session_free(ApsolveSession **sp)
     *sp = NULL;
 }
 
+int apsolve_run_threads(const ApsolveRun *r)
+{
+    return r->a->threads > 0 ? r->a->threads : apsolve_threads_default();
+}
+
 /* Open: the session to hand back and the database (read-only with
  * --no-store). */
 static int run_open(ApsolveRun *r, ApsolveRequest *a)
@@ -106,7 +112,8 @@ static int run_open(ApsolveRun *r, ApsolveRequest *a)
     r->a = a;
     r->sweep = a->sweep;
     r->req_parallel = a->parallel;
-    /* the load's second thread (apsolve_problem_from_db) under --threads */
+    /* the load's second thread (apsolve_problem_from_db) and the DP's
+     * table in two parts (dp_shared.c) under --threads */
     a->opt.load_threads = apsolve_run_threads(r);
     if (!(r->s = calloc(1, sizeof *r->s)))
         return apsolve_fail(a, APSOLVE_ERROR_FAILED, "out of memory");
@@ -322,7 +329,8 @@ static int main_candidate(ApsolveRun *r)
     if (apsolve_cand_load(r->db, a, r->sweep, r->G, r->micro, r->B, &r->main_c))
         return 1;
     if (a->objective < 0) {
-        if (!r->main_c.opt.inference && !apsolve_unfit_apply_known(r->main_c.p)) {
+        if (!r->main_c.opt.inference &&
+            !apsolve_unfit_apply_known(r->main_c.p, apsolve_run_threads(r))) {
             a->opt.objective = APSOLVE_OBJECTIVE_ALPA;
             if (!a->quiet)
                 apsolve_say(a, "notice: sweep %lld has entries without apply_cost (a database "
@@ -336,7 +344,7 @@ static int main_candidate(ApsolveRun *r)
     } else {
         a->opt.objective = a->objective;
         if (a->objective == APSOLVE_OBJECTIVE_FULL && !a->opt.inference &&
-            !apsolve_unfit_apply_known(r->main_c.p))
+            !apsolve_unfit_apply_known(r->main_c.p, apsolve_run_threads(r)))
             return apsolve_fail(a, APSOLVE_ERROR_USAGE, "--objective full: sweep %lld has "
                                 "entries without apply_cost (a database before schema 2 or an "
                                 "import); use --objective alpa", (long long)r->sweep);

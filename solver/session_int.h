@@ -348,8 +348,10 @@ void apsolve_unfit_settle(ApsolveProblem *q);
 /* session_twin.c: whether every entry of p with a time has its apply cost
  * (apsolve_problem_apply_known), those out of memory that kept their time
  * included: a sweep whose every entry is out of memory is not taken for
- * one without apply costs (the objective; session.c). */
-int apsolve_unfit_apply_known(const ApsolveProblem *p);
+ * one without apply costs (the objective; session.c). On two halves of
+ * the table side by side with threads >= 2 (a large table): the same
+ * answer. */
+int apsolve_unfit_apply_known(const ApsolveProblem *p, int threads);
 
 /* session_ep.c: with ep > 1 or etp other than tp, makes r->ep_c from *pc
  * (whose specs are r->specs): its entries as ep stages; *pc becomes

@@ -398,6 +398,8 @@ static void chunk_task(void *ctx, int i)
         return;
     }
     have = apsolve_stage_floor_init_plain(&fl, t->c.p) == APSOLVE_OK;
+    if (have && i > 0) /* ZB's roots (made once, of p alone) made while it would wait idle */
+        apsolve_stage_floor_roots(&fl);
     /* the zero-bubble families wait for the interleaved one's plan to beat
      * (started before them: the pool takes the tasks in order), the
      * serial search's: from a weaker one they search much more (a ZB
@@ -595,11 +597,6 @@ static int plain_search(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, int thread
         apsolve_plan_free(&one);
     }
     return 0;
-}
-
-int apsolve_run_threads(const ApsolveRun *r)
-{
-    return r->a->threads > 0 ? r->a->threads : apsolve_threads_default();
 }
 
 /* Decides the best plan at micro-batch size m (the family's sweep k, own:

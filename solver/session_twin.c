@@ -14,6 +14,7 @@
 
 #include "apsolve.h"
 #include "costdb.h"
+#include "search_pool.h"
 #include "session.h"
 #include "session_int.h"
 #include "solver_int.h"
@@ -103,22 +104,24 @@ void apsolve_unfit_settle(ApsolveProblem *q)
             apsolve_unfit_settle_entry(q, k, apsolve_unfit_at(q, k));
 }
 
-int apsolve_unfit_apply_known(const ApsolveProblem *p)
+/* One part of apsolve_unfit_apply_known's walk: cells lo .. hi - 1 (lo at
+ * a block's first cell), unknown set at the first usable entry without
+ * its apply cost, else the usable entries counted in finite. */
+typedef struct ApplyScan {
+    const ApsolveProblem *p;
+    size_t lo, hi, finite;
+    int unknown;
+} ApplyScan;
+
+static void apply_scan(void *ctx, int part)
 {
-    /* apsolve_problem_apply_known of apsolve_unfit_open's problem, read
-     * in place: an entry out of memory with the time the sweep computed
-     * counts with its own figures (apsolve_unfit_restore), without a copy
-     * of the whole table */
-    size_t cells, per, finite = 0;
-    int restores;
-    if (!p || !p->unfit_table)
-        return apsolve_problem_apply_known(p);
-    restores = p->times && p->memory;
-    cells = apsolve_problem_cells(p);
+    ApplyScan *s = (ApplyScan *)ctx + part;
+    const ApsolveProblem *p = s->p;
+    int restores = p->times && p->memory;
     /* cell k's config is configs[k % per] (apsolve_index): walked block by
      * block of per cells, without a division per cell */
-    per = (size_t)p->num_submeshes * (size_t)p->num_configs;
-    for (size_t k = 0, j = 0; per && k < cells; k++, j = j + 1 == per ? 0 : j + 1) {
+    size_t per = (size_t)p->num_submeshes * (size_t)p->num_configs;
+    for (size_t k = s->lo, j = 0; per && k < s->hi; k++, j = j + 1 == per ? 0 : j + 1) {
         double cost = p->cost[k], apply = p->apply_cost[k];
         if (!p->configs[j].valid)
             continue;
@@ -128,9 +131,32 @@ int apsolve_unfit_apply_known(const ApsolveProblem *p)
         }
         if (!isfinite(cost) || cost < 0)
             continue;
-        if (!(apply >= 0))
-            return 0;
-        finite++;
+        if (!(apply >= 0)) {
+            s->unknown = 1;
+            return;
+        }
+        s->finite++;
     }
-    return finite > 0;
+}
+
+int apsolve_unfit_apply_known(const ApsolveProblem *p, int threads)
+{
+    /* apsolve_problem_apply_known of apsolve_unfit_open's problem, read
+     * in place: an entry out of memory with the time the sweep computed
+     * counts with its own figures (apsolve_unfit_restore), without a copy
+     * of the whole table. With two threads a large table is walked in two
+     * halves side by side (a whole-table walk, some 30 ms on the 126-layer
+     * file, that nothing else waits beside): whether some entry lacks its
+     * apply cost, and whether one has it, do not depend on the order. */
+    size_t cells, per, half;
+    ApplyScan s[2];
+    if (!p || !p->unfit_table)
+        return apsolve_problem_apply_known(p);
+    cells = apsolve_problem_cells(p);
+    per = (size_t)p->num_submeshes * (size_t)p->num_configs;
+    half = threads >= 2 && per && cells >= ((size_t)1 << 20) ? cells / per / 2 * per : cells;
+    s[0] = (ApplyScan){p, 0, half, 0, 0};
+    s[1] = (ApplyScan){p, half, cells, 0, 0};
+    apsolve_pool_run(half < cells ? 2 : 1, half < cells ? 2 : 1, apply_scan, s);
+    return !s[0].unknown && !s[1].unknown && s[0].finite + s[1].finite > 0;
 }

@@ -15,3 +15,9 @@ trap 'rm -rf "$w"' EXIT
   --micro-batches 8 >"$w/out" 2>&1 || fail_with "$w/out" "llama sweep, every variant"
 "$test" "$w/all.db" >"$w/out" 2>&1 || fail_with "$w/out" "test_load_threads"
 cat "$w/out"
+# a sweep without out-of-memory entries: no unfit table at any count
+"$approf" sweep --db "$w/fit.db" --quiet --variants alpa --model gpt --preset gpt2-small \
+  --cluster 1x8 --hardware h100-sxm --micro-batches 8 >"$w/out" 2>&1 ||
+  fail_with "$w/out" "gpt2-small sweep"
+"$test" "$w/fit.db" none >"$w/out" 2>&1 || fail_with "$w/out" "test_load_threads, none"
+cat "$w/out"

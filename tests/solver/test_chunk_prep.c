@@ -209,9 +209,10 @@ void test_dominated_items(void)
             size_t q = 0;
             CU_ASSERT_FATAL(ref != NULL);
             for (size_t k = 0; k < sh->n_items; k++) {
-                int m = apsolve_entry_mnss(p, &o, (size_t)sh->items[k].opt, 4);
-                ref[k] = sh->items[k];
-                ref[k].mnss = m < 0 ? -1000 : m > L ? L : m; /* -1000: never fits */
+                const DpSharedItem *si = &sh->items[k];
+                int m = apsolve_entry_mnss(p, &o, (size_t)si->entry, 4);
+                /* -1000: never fits */
+                ref[k] = (DpItem){si->cost, m < 0 ? -1000 : m > L ? L : m, si->config, si->entry};
             }
             for (int i = 0; i < L; i++)
                 for (int op = sh->opt_off[i]; op < sh->opt_off[i + 1]; op++) {
@@ -231,7 +232,7 @@ void test_dominated_items(void)
                         for (int k = so->item_off; k < so->item_off + so->item_n; k++)
                             if (ref[k].mnss >= 0) { /* the items that ever fit */
                                 ri[nr] = ref[k];
-                                ra[nr++] = sh->apply[k];
+                                ra[nr++] = sh->items[k].apply;
                             }
                         nb = kept_at(ri, ra, 0, nr, lim, b);
                         na = in_prep ? kept_at(pr.items, pr.apply, pr.opts[q].item_off,

@@ -198,7 +198,7 @@ static void test_table_order(void)
         for (int i = 0; i < p->num_layers; i++)
             for (int q = sh->opt_off[i]; q < sh->opt_off[i + 1]; q++) {
                 const DpOpt *op = &sh->opts[q];
-                const DpItem *it = &sh->items[op->item_off];
+                const DpSharedItem *it = &sh->items[op->item_off];
                 int usable = 0;
                 for (int c = 0; c < p->num_configs; c++)
                     usable += !isinf(apsolve_entry_cost(
@@ -207,7 +207,9 @@ static void test_table_order(void)
                 bad += usable != op->item_n;
                 for (int k = 0; k < op->item_n; k++) {
                     size_t idx = apsolve_index(p, i, op->end, op->submesh, it[k].config);
-                    bad += (size_t)it[k].opt != idx || it[k].cost != apsolve_entry_cost(p, idx);
+                    bad += (size_t)it[k].entry != idx || it[k].cost != apsolve_entry_cost(p, idx);
+                    /* its entry's apply cost beside it, bit for bit */
+                    bad += memcmp(&it[k].apply, &p->apply_cost[idx], sizeof it[k].apply) != 0;
                     if (k)
                         bad += !(it[k - 1].cost < it[k].cost ||
                                  (it[k - 1].cost == it[k].cost && it[k - 1].config < it[k].config));
@@ -219,6 +221,64 @@ static void test_table_order(void)
     }
     CU_ASSERT(bad == 0);
     CU_ASSERT(items > 10000);
+}
+
+/* The table built in two parts on two threads (dp_shared.c, a table of
+ * 2^16 cells or more with load_threads >= 2) is the one-thread table,
+ * byte for byte: its options, rows and items, whole-chunk tables too. */
+static void test_table_two_parts(void)
+{
+    uint64_t rng = 0x7A81ull;
+    int differ = 0, split = 0;
+    for (int t = 0; t < 24; t++) {
+        ApsolveProblem *p = NULL;
+        ApsolveDpShared *one = apsolve_dp_shared_new(), *two = apsolve_dp_shared_new();
+        ApsolveOptions o;
+        int L = 7 + (int)(oracle_rand(&rng) % 30), S = 3, C;
+        size_t n;
+        /* the fewest configs for 2^16 cells, and sometimes fewer (one part) */
+        C = (int)((65536 + (size_t)L * (size_t)(L + 1) / 2 * (size_t)S - 1) /
+                  ((size_t)L * (size_t)(L + 1) / 2 * (size_t)S));
+        C = t % 6 == 5 ? C / 2 : C + (int)(oracle_rand(&rng) % 40);
+        C = C < 1 ? 1 : C > APSOLVE_MAX_CONFIGS ? APSOLVE_MAX_CONFIGS : C;
+        n = apsolve_table_cells(L, S, C);
+        split += n >= 65536;
+        CU_ASSERT_FATAL(one && two && apsolve_problem_new(L, 1, 4, S, C, 0, &p) == APSOLVE_OK);
+        for (int sm = 0; sm < S; sm++) {
+            p->submeshes[sm].hosts = 1;
+            p->submeshes[sm].gpus = 1 << sm;
+            for (int c = 0; c < C; c++)
+                p->configs[sm * C + c].valid = oracle_rand(&rng) % 8 != 0;
+        }
+        for (size_t k = 0; k < n; k++) { /* most +inf, as a sweep's; ties, NaN, < 0 */
+            uint64_t r = oracle_rand(&rng) % 16;
+            p->cost[k] = r < 9 ? INFINITY : r == 9 ? NAN : r == 10 ? -1
+                                                     : (double)(oracle_rand(&rng) % 10);
+            p->apply_cost[k] = (double)(oracle_rand(&rng) % 4) - 1;
+        }
+        memset(&o, 0, sizeof o);
+        o.micro_batches = 4;
+        o.objective = t % 2 ? APSOLVE_OBJECTIVE_FULL : APSOLVE_OBJECTIVE_ALPA;
+        if (t % 3 == 2) { /* a table of whole chunks only */
+            o.schedule = APSOLVE_SCHEDULE_INTERLEAVED;
+            o.virtual_stages = 2;
+            o.whole_chunks = 1;
+            one->whole_only = two->whole_only = 1;
+        }
+        o.load_threads = 1;
+        CU_ASSERT_FATAL(apsolve_dp_shared_ready(one, p, &o) == APSOLVE_OK);
+        o.load_threads = 2;
+        CU_ASSERT_FATAL(apsolve_dp_shared_ready(two, p, &o) == APSOLVE_OK);
+        differ += one->n_opts != two->n_opts || one->n_items != two->n_items ||
+                  memcmp(one->opt_off, two->opt_off, (size_t)(L + 1) * sizeof *one->opt_off) ||
+                  memcmp(one->opts, two->opts, one->n_opts * sizeof *one->opts) ||
+                  memcmp(one->items, two->items, one->n_items * sizeof *one->items);
+        apsolve_dp_shared_free(one);
+        apsolve_dp_shared_free(two);
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(split >= 12);
+    CU_ASSERT(differ == 0);
 }
 
 /* The former formulas, in long double throughout. */
@@ -372,6 +432,7 @@ int main(void)
         {"one stage: row 0 alone against the dense DP", test_one_stage},
         {"apply limits from the table and a key set", test_apply_limits},
         {"table items in (cost, config) order", test_table_order},
+        {"a table built in two parts: the one-thread table", test_table_two_parts},
         {"memory tests on integers", test_memory_integers},
         {"memory fits: the rounded need's answer", test_memory_fits},
         {"memory fit prefix: the bisection of the rounded need", test_memory_fit_prefix},

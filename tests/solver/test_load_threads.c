@@ -97,8 +97,12 @@ int main(int argc, char **argv)
     Costdb *db = NULL;
     char err[256];
     size_t fit_total = 0, unfit_total = 0;
-    if (argc != 2) {
-        fprintf(stderr, "usage: test_load_threads DB\n");
+    /* none: a sweep without out-of-memory entries, whose problem has no
+     * unfit table at any count (the one the load makes ahead at two
+     * threads is dropped: dbload.c, load_unfit_end) */
+    int none = argc == 3 && strcmp(argv[2], "none") == 0;
+    if (argc != 2 && !none) {
+        fprintf(stderr, "usage: test_load_threads DB [none]\n");
         return 2;
     }
     if (costdb_open(argv[1], COSTDB_OPEN_READONLY, &db, err, sizeof err)) {
@@ -140,9 +144,9 @@ int main(int argc, char **argv)
         apsolve_problem_free(&one);
     }
     /* the ring's 4 batches of 4096 entries wrap (solver/dbload.c) */
-    CHECK(fit_total / 3 > 4 * 4096, "only %zu entries fit a load: the batches do not wrap",
+    CHECK(none || fit_total / 3 > 4 * 4096, "only %zu entries fit a load: the batches do not wrap",
           fit_total / 3);
-    CHECK(unfit_total > 0, "no out-of-memory figures");
+    CHECK(none ? unfit_total == 0 : unfit_total > 0, "%zu out-of-memory figures", unfit_total);
     costdb_close(&db);
     if (failures)
         return 1;

@@ -391,7 +391,7 @@ static void test_lent(void)
         }
         CU_ASSERT_FATAL(apsolve_dp_shared_borrow(b, sh) == 1);
         lent++;
-        wrong += b->items != sh->items || b->apply != sh->apply || b->opts != sh->opts ||
+        wrong += b->items != sh->items || b->opts != sh->opts || b->opt_off != sh->opt_off ||
                  b->n_items != sh->n_items || apsolve_dp_shared_borrow(b, sh) != 0;
         /* the zero-bubble family's search on the loan, against its own */
         zo = o;

@@ -190,6 +190,53 @@ static void test_restored_cost_before(void)
     apsolve_problem_free(&p);
 }
 
+/* apsolve_unfit_apply_known on two halves of a large table (threads 2)
+ * gives the one walk's answer: an entry without its apply cost (one that
+ * fits, or out of memory) in either half, none usable, or every one known. */
+static void test_apply_known_halves(void)
+{
+    int L = 40, S = 4, C = 330, bad = 0; /* 1,082,400 cells: split in two */
+    uint64_t rng = 0xA991ull;
+    for (int t = 0; t < 5; t++) {
+        ApsolveProblem *p = NULL;
+        size_t n, half, k;
+        int want;
+        CU_ASSERT_FATAL(apsolve_problem_new(L, 1, 8, S, C, 1, &p) == APSOLVE_OK);
+        n = apsolve_problem_cells(p);
+        half = n / ((size_t)S * C) / 2 * ((size_t)S * C);
+        CU_ASSERT_FATAL(n >= ((size_t)1 << 20) && apsolve_unfit_table_new(p) == APSOLVE_OK);
+        for (int c = 0; c < S * C; c++)
+            p->configs[c].valid = c % 7 != 3;
+        for (k = 0; t != 3 && k < n; k += 1 + oracle_rand(&rng) % 97) {
+            ApsolveUnfit u = {1.0, 2.0, (double)(oracle_rand(&rng) % 3), {1, 1, 1, 1}};
+            if (k % 2) {
+                p->cost[k] = 3.0;
+                p->apply_cost[k] = u.apply;
+            } else {
+                CU_ASSERT_FATAL(apsolve_unfit_put(p, k, &u) == APSOLVE_OK);
+            }
+        }
+        /* 1: a fitting entry without its apply cost in the second half; 2:
+         * one out of memory in the first; 4: one of an invalid config */
+        k = t == 1 ? n - 1 - (n - 1) % ((size_t)S * C) + 1 : t == 2 ? 2 : 3 + 2 * 7;
+        if (t == 1) {
+            p->cost[k] = 1.0;
+            p->apply_cost[k] = -1;
+        } else if (t == 2) {
+            ApsolveUnfit u = {1.0, 2.0, -1.0, {1, 1, 1, 1}};
+            CU_ASSERT_FATAL(apsolve_unfit_put(p, k, &u) == APSOLVE_OK);
+        } else if (t == 4) {
+            p->cost[k] = 1.0; /* config 17 % 7 == 3: invalid */
+            p->apply_cost[k] = -1;
+        }
+        CU_ASSERT_FATAL(t != 1 || k >= half);
+        want = t == 0 || t == 4;
+        bad += apsolve_unfit_apply_known(p, 1) != want || apsolve_unfit_apply_known(p, 2) != want;
+        apsolve_problem_free(&p);
+    }
+    CU_ASSERT(bad == 0);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -197,6 +244,7 @@ int main(void)
         {"cells as the loader leaves them: none saved whole", test_loader_like_saves_none},
         {"no out-of-memory figures: unchanged", test_nothing_to_restore},
         {"the restored costs read before the restore", test_restored_cost_before},
+        {"apply costs known: two halves, the one walk's answer", test_apply_known_halves},
     };
     return CUNIT_RUN("unfit entries in place", tests);
 }
