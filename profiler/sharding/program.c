@@ -288,7 +288,7 @@ static int push_reduce_colls(ProgBuild *b, int o, const ShardStrat *s)
     const ApprofOp *op = &g->ops[so->op];
     int rc = 0;
     for (int x = 0; x < 2 && !rc; x++) {
-        if (s->ax[x] < 0 || so->sp->kind[s->ax[x]] != APPROF_ITER_REDUCE)
+        if (!shard_strat_reduces(so, s, x))
             continue;
         for (int j = 0; j < op->n_outputs && !rc; j++) {
             ApprofCollective c = shard_coll(m, APPROF_COLL_ALL_REDUCE, x,
