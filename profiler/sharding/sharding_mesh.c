@@ -71,21 +71,6 @@ double shard_local_bytes(const ApprofTensor *t, ShardLayout L, const ShardMesh *
     return b;
 }
 
-ApprofCollective shard_coll(const ShardMesh *m, ApprofCollKind kind, int x, double bytes, int op)
-{
-    ApprofCollective c;
-    memset(&c, 0, sizeof(c));
-    c.kind = kind;
-    c.axes = x == 0 ? APPROF_AXIS0 : APPROF_AXIS1;
-    c.group_size = m->n[x];
-    c.crosses_hosts = m->cross[x];
-    c.bytes = bytes;
-    c.op = op;
-    c.hosts = m->hosts[x];
-    c.span_hosts = m->span_hosts[x];
-    return c;
-}
-
 double shard_coll_seconds(const ApprofHardwareSpec *hw, const ApprofCollective *c)
 {
     return approf_collective_cost(hw, c);
