@@ -77,11 +77,13 @@ double shard_coll_seconds(const ApprofHardwareSpec *hw, const ApprofCollective *
 }
 
 /* Bytes of t in layout L with axis x undone (the group-wide buffer of a
- * collective over x). */
+ * collective over x). The layout is made anew, not written at d[x]: a
+ * store at a variable index into L's copy, read back whole for the call,
+ * stalled on store forwarding (half of shard_reshard's timer samples). */
 static double group_bytes(const ApprofTensor *t, ShardLayout L, int x, const ShardMesh *m)
 {
-    L.d[x] = -1;
-    return shard_local_bytes(t, L, m);
+    ShardLayout g = {{x == 0 ? -1 : L.d[0], x == 1 ? -1 : L.d[1]}};
+    return shard_local_bytes(t, g, m);
 }
 
 int shard_reshard(const ShardMesh *m, const ApprofTensor *t, ShardLayout lp, ShardLayout lc,
