@@ -8,6 +8,7 @@
  * (program_finish.c). shard_build_program runs these as named steps over one
  * ProgBuild.
  */
+#include <assert.h>
 #include <math.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -288,7 +289,7 @@ static int push_reduce_colls(ProgBuild *b, int o, const ShardStrat *s)
     const ApprofOp *op = &g->ops[so->op];
     int rc = 0;
     for (int x = 0; x < 2 && !rc; x++) {
-        if (s->ax[x] < 0 || so->sp->kind[s->ax[x]] != APPROF_ITER_REDUCE)
+        if (!shard_strat_reduces(so, s, x))
             continue;
         for (int j = 0; j < op->n_outputs && !rc; j++) {
             ApprofCollective c = shard_coll(m, APPROF_COLL_ALL_REDUCE, x,
@@ -344,10 +345,18 @@ static int reshard_input(ProgBuild *b, int o, int i, ShardLayout lc, const int p
         mark_async_gemms(p, welems, bw0, p->n_kernels[1], group);
     if (!first)
         return 0;
+    /* the producer's layout of it: an in-range tensor's facts hold it
+     * (note_tensors, or the held forward's build of the same solution),
+     * which spares loads of the tensor, its producer and its layouts that
+     * a long stage's build mostly misses in cache */
+    ShardLayout lp = inf->L;
+#ifndef NDEBUG
     int j = 0;
     while (j < g->ops[t->producer].n_outputs && g->ops[t->producer].outputs[j] != tix)
         j++;
-    ShardLayout lp = shard_out_layout(st, t->producer - st->op_begin, j);
+    ShardLayout lq = shard_out_layout(st, t->producer - st->op_begin, j);
+    assert(lq.d[0] == lp.d[0] && lq.d[1] == lp.d[1]);
+#endif
     ApprofCollective f[2], bc[4];
     int nf = 0, nb = 0;
     /* most reshards move nothing: not called then */

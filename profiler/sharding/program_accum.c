@@ -163,7 +163,7 @@ int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProg
          * of the room per add */
         size_t at = p->n_kernels[1];
         ApprofKernel *to = &p->kernels[1][at];
-        *to = seen_k[i];
+        shard_copy_kernels(to, &seen_k[i], 1);
         to->op = o;
         to->async_group = to->async_wgrad = 0;
         dig[1][at] = seen_d[i];

@@ -465,7 +465,7 @@ static int push_sp_amax_reduces(const ShardStage *st, const TInfo *ti, ApprofSta
             const ShardOp *cs = &st->ops[q - st->op_begin];
             int slot = 0;
             ShardLayout lc;
-            if (s->ax[x] < 0 || sop->sp->kind[s->ax[x]] != APPROF_ITER_REDUCE)
+            if (!shard_strat_reduces(sop, s, x))
                 continue;
             while (slot < g->ops[q].n_inputs && g->ops[q].inputs[slot] != y)
                 slot++;

@@ -289,6 +289,9 @@ int shard_reserve_kernels(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash
  * made once (program_push.c). */
 int shard_push_kernels(ApprofStageProgram *p, int ph, size_t *cap, ApprofHash128 **dig,
                        const ApprofKernel *k, const ApprofHash128 *d, int n, int op);
+/* Copies kernels from[0..n) to to[0..n) (not overlapping) with one call
+ * of the C library's memcpy (program_push.c: why not an assignment). */
+void shard_copy_kernels(ApprofKernel *to, const ApprofKernel *from, size_t n);
 
 /* FP8 training as Transformer Engine runs it (program_fp8.c, docs/fp8.md).
  * The weight slot of graph op o when its GEMMs run in FP8 (the spec's fp8

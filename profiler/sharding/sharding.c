@@ -190,7 +190,7 @@ static double node_compute_cost(const ShardStage *st, int o, const ShardStrat *s
     for (int i = 0; i < ke->n[0] + ke->n[1]; i++)
         t += approf_kernel_seconds(st->hw, &ke->k[i]);
     for (int x = 0; x < 2; x++) {
-        if (s->ax[x] < 0 || so->sp->kind[s->ax[x]] != APPROF_ITER_REDUCE)
+        if (!shard_strat_reduces(so, s, x))
             continue;
         for (int j = 0; j < op->n_outputs; j++) {
             const ApprofTensor *ot = &g->tensors[op->outputs[j]];
@@ -292,7 +292,7 @@ int shard_fuses_to_reduce_scatter(const ShardStage *st, int t, int x, ShardLayou
 
 static int reduce_split(const ShardOp *so, const ShardStrat *s, int x)
 {
-    return s->ax[x] >= 0 && so->sp->kind[s->ax[x]] == APPROF_ITER_REDUCE;
+    return shard_strat_reduces(so, s, x);
 }
 
 static int edge_matrix(const ShardStage *st, int op_p, int op_c, int in_slot, double *r)

@@ -29,6 +29,11 @@ typedef struct ShardOpLayouts {
 
 typedef struct ShardOp {
     int op;
+    /* bit i: loop i of sp is a reduction (sp->kind[i], APPROF_MAX_ITER
+     * bits; shard_stage_ops): read with the op's other fields, where
+     * sp->kind is a load of its own that a build over a long stage
+     * mostly misses in cache (shard_strat_reduces) */
+    unsigned char reduce_loops;
     const ApprofIterSpace *sp;  /* the context's */
     const ShardStrat *s;        /* k strategies: the context's memo, or the stage's block */
     int k;
@@ -101,6 +106,13 @@ int shard_stage_setup(ApprofShardContext *ctx, const ApprofShardRequest *req, Sh
                       int with_ops, char *err, size_t errlen);
 void shard_stage_free(ShardStage *st);
 int shard_tensor_slot(const int *list, int n, int t);
+
+/* Whether strategy s of op so splits a reduction loop over logical axis
+ * x: sp->kind[s->ax[x]] is APPROF_ITER_REDUCE, read from the op's mask. */
+static inline int shard_strat_reduces(const ShardOp *so, const ShardStrat *s, int x)
+{
+    return s->ax[x] >= 0 && (so->reduce_loops >> s->ax[x] & 1u);
+}
 
 /* The layout of input slot i (output slot j) of stage op o (stage-local)
  * under its chosen strategy: the strategy list's, else worked out. */

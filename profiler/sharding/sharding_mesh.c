@@ -71,32 +71,19 @@ double shard_local_bytes(const ApprofTensor *t, ShardLayout L, const ShardMesh *
     return b;
 }
 
-ApprofCollective shard_coll(const ShardMesh *m, ApprofCollKind kind, int x, double bytes, int op)
-{
-    ApprofCollective c;
-    memset(&c, 0, sizeof(c));
-    c.kind = kind;
-    c.axes = x == 0 ? APPROF_AXIS0 : APPROF_AXIS1;
-    c.group_size = m->n[x];
-    c.crosses_hosts = m->cross[x];
-    c.bytes = bytes;
-    c.op = op;
-    c.hosts = m->hosts[x];
-    c.span_hosts = m->span_hosts[x];
-    return c;
-}
-
 double shard_coll_seconds(const ApprofHardwareSpec *hw, const ApprofCollective *c)
 {
     return approf_collective_cost(hw, c);
 }
 
 /* Bytes of t in layout L with axis x undone (the group-wide buffer of a
- * collective over x). */
+ * collective over x). The layout is made anew, not written at d[x]: a
+ * store at a variable index into L's copy, read back whole for the call,
+ * stalled on store forwarding (half of shard_reshard's timer samples). */
 static double group_bytes(const ApprofTensor *t, ShardLayout L, int x, const ShardMesh *m)
 {
-    L.d[x] = -1;
-    return shard_local_bytes(t, L, m);
+    ShardLayout g = {{x == 0 ? -1 : L.d[0], x == 1 ? -1 : L.d[1]}};
+    return shard_local_bytes(t, g, m);
 }
 
 int shard_reshard(const ShardMesh *m, const ApprofTensor *t, ShardLayout lp, ShardLayout lc,

@@ -94,6 +94,12 @@ int shard_stage_ops(ApprofShardContext *ctx, ShardStage *st, int *maxk, char *er
                      rc == APPROF_ENOMEM ? approf_strerror(rc) : "no iteration space");
             return rc;
         }
+        /* every entry of kind, as the test it stands for reads any */
+        _Static_assert(APPROF_MAX_ITER <= 8, "a loop's bit fits reduce_loops");
+        so->reduce_loops = 0;
+        for (int i = 0; i < APPROF_MAX_ITER; i++)
+            if (so->sp->kind[i] == APPROF_ITER_REDUCE)
+                so->reduce_loops |= (unsigned char)(1u << i);
         so->s = shard_op_strategies(ctx, st, o, &so->k, &so->kern, &so->lay);
         if (!so->s)
             return so->k;
