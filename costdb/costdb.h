@@ -361,6 +361,13 @@ void costdb_close(Costdb **db);
  * Writers call it once at the end, before they report success: SQLite
  * ignores the errors of its automatic checkpoints. */
 int costdb_sync(Costdb *db);
+/* The write-ahead log is copied into the database file (and both
+ * synced) once it holds this many pages (SQLite's default 1,000, 4 MB at
+ * 4 kB pages), for this handle only: a writer of many small transactions
+ * syncs less often, the log growing to about pages times the page size
+ * between checkpoints (more while a reader keeps it). No row changes.
+ * COSTDB_OK, EINVAL (pages <= 0), or an error. */
+int costdb_wal_autocheckpoint(Costdb *db, int pages);
 /* Frees what the handle remembers of the rows it wrote (the placement
  * texts' and the cost rows' ids, which only spare lookups and repeats):
  * for a writer done writing that goes on reading. db NULL: nothing. */

@@ -497,6 +497,10 @@ dberr:
     return APPROF_EDB;
 }
 
+/* The write-ahead log's pages between the sweep connection's automatic
+ * checkpoints: 32 MiB at 4 kB pages (SQLite's default is 1,000 pages). */
+#define SWEEP_WAL_PAGES 8192
+
 /* The database rows (hardware, model, sweep) and, on resume, which tuples
  * already have entries: have[k] bit 0 fwd, bit 1 bwd (every tuple of a
  * complete sweep). Rank 0 only. */
@@ -512,6 +516,12 @@ int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
     int rc = costdb_open(cfg->db_path, 0, &sw->db, dberrbuf, sizeof dberrbuf);
     if (rc < 0) {
         snprintf(err, errlen, "%s", dberrbuf);
+        return APPROF_EDB;
+    }
+    /* the writer's commits checkpoint every SWEEP_WAL_PAGES pages, not
+     * every 1,000: a 126-layer full sweep synced 1,000 times (docs/perf-wrmemo.md) */
+    if (costdb_wal_autocheckpoint(sw->db, SWEEP_WAL_PAGES) < 0) {
+        approf_sweep_db_error(sw, cfg, err, errlen);
         return APPROF_EDB;
     }
     if (cfg->hardware_id > 0) {
