@@ -12,9 +12,11 @@
  * CostdbPlacement rows of schema 1.
  *
  * The writer keeps, per connection, the ids of texts and shared lists it
- * has interned and the tensors of the current sweep it has stored; all are
- * dropped on any rollback (cdb_placement_cache_clear), since a rolled-back
- * insert leaves a cached id pointing nowhere.
+ * has interned, the tensors of the current sweep it has stored and the
+ * sets stored by a caller's key (costdb_placements_put_keyed, whose hit
+ * inserts the set row alone); all are dropped on any rollback
+ * (cdb_placement_cache_clear), since a rolled-back insert leaves a cached
+ * id pointing nowhere. A put's buffers are kept there too (scratch_trim).
  */
 #include <assert.h>
 #include <limits.h>
