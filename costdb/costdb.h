@@ -361,6 +361,13 @@ void costdb_close(Costdb **db);
  * Writers call it once at the end, before they report success: SQLite
  * ignores the errors of its automatic checkpoints. */
 int costdb_sync(Costdb *db);
+/* The write-ahead log is copied into the database file (and both
+ * synced) once it holds this many pages (SQLite's default 1,000, 4 MB at
+ * 4 kB pages), for this handle only: a writer of many small transactions
+ * syncs less often, the log growing to about pages times the page size
+ * between checkpoints (more while a reader keeps it). No row changes.
+ * COSTDB_OK, EINVAL (pages <= 0), or an error. */
+int costdb_wal_autocheckpoint(Costdb *db, int pages);
 /* Frees what the handle remembers of the rows it wrote (the placement
  * texts' and the cost rows' ids, which only spare lookups and repeats):
  * for a writer done writing that goes on reading. db NULL: nothing. */
@@ -586,6 +593,33 @@ int costdb_status_parse(const char *s, CostdbStatus *out);
  * first stored with: those fields of a row whose tensor the sweep holds
  * are not read. */
 int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p, size_t n);
+/* One stage's rows for costdb_placements_put_keyed, made only when it
+ * needs them: *rows (*n of them, all of the key's stage; the callee's,
+ * read before it returns to its caller). 0, or a negative code that the
+ * put returns as it is. */
+typedef int (*CostdbPlacementRows)(void *ctx, const CostdbPlacement **rows, size_t *n);
+/* A caller's name for one stage's placement rows. bytes (len of them) must
+ * tell apart any two lists of rows that differ in their order, a role, a
+ * sharding_spec, or a tensor_index less base: equal bytes, equal rows but
+ * for their tensors (shifted by the difference of the bases) and those
+ * tensors' texts. A key may name texts by the caller's pointers, so it
+ * must keep its meaning until costdb_forget_written or costdb_close. */
+typedef struct CostdbPlacementKey {
+    int start_layer, end_layer, submesh_index, config_index;   /* the stage */
+    int base;                     /* the tensor_index the key counts from */
+    const void *bytes;
+    size_t len;
+} CostdbPlacementKey;
+/* Stores what costdb_placements_put(db, sweep_id, rows, n) stores for the
+ * rows that rows(ctx) makes, the same rows with the same ids, but makes
+ * them only when the connection has not stored a set under the same key
+ * since its caches were last dropped (a rollback, costdb_forget_written),
+ * or the sweep does not hold every tensor of that set counted from this
+ * base: else it stores the set from what it remembers (issue 38: a
+ * 126-layer sweep stores 384,049 sets of some 386 rows, most of them a
+ * list stored before). The memory is bounded (placement_memo.h). */
+int costdb_placements_put_keyed(Costdb *db, int64_t sweep_id, const CostdbPlacementKey *key,
+                                CostdbPlacementRows rows, void *ctx);
 /* Placements of one (i, j, s, c) ordered by role (param, input, output),
  * then tensor_index. For a variant config c these are the placements stored
  * under its owner (same logical mesh, force flag and memory level, recompute

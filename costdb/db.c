@@ -729,6 +729,16 @@ int costdb_sync(Costdb *db)
                    "survive a crash", db->path, sqlite3_errmsg(db->sql));
 }
 
+int costdb_wal_autocheckpoint(Costdb *db, int pages)
+{
+    if (!db || !db->sql || pages <= 0)
+        return COSTDB_EINVAL;
+    if (sqlite3_wal_autocheckpoint(db->sql, pages) != SQLITE_OK)
+        return cdb_err(db, COSTDB_EIO, "%s: cannot set the checkpoint interval: %s", db->path,
+                       sqlite3_errmsg(db->sql));
+    return COSTDB_OK;
+}
+
 void costdb_forget_written(Costdb *db)
 {
     if (db)

@@ -77,3 +77,89 @@ void cdb_pairs_memo_put(CdbPairsMemo *m, uint64_t h, const int64_t count[3],
     m->n++;
     m->bytes += need;
 }
+
+/* ---- sets by their caller's key ------------------------------------------ */
+
+uint64_t cdb_key_hash(const void *key, size_t len)
+{
+    uint64_t h = cdb_mem_hash(0, key, len);
+    return h ? h : 1; /* 0 marks an empty slot */
+}
+
+CdbKeySlot *cdb_key_memo_get(const CdbKeyMemo *m, uint64_t h, const void *key, size_t len)
+{
+    if (!m->cap)
+        return NULL;
+    for (size_t k = (size_t)h & (m->cap - 1); m->slot[k].hash; k = (k + 1) & (m->cap - 1)) {
+        CdbKeySlot *s = &m->slot[k];
+        if (s->hash == h && s->len == len && !memcmp(s->key, key, len))
+            return s;
+    }
+    return NULL;
+}
+
+void cdb_key_memo_free(CdbKeyMemo *m)
+{
+    for (size_t i = 0; i < m->cap; i++)
+        free(m->slot[i].key);
+    free(m->slot);
+    memset(m, 0, sizeof *m);
+}
+
+/* The slot's block: the key, padded to an int, then the tensors. */
+static size_t tensors_at(size_t len)
+{
+    return (len + sizeof(int) - 1) / sizeof(int) * sizeof(int);
+}
+
+void cdb_key_memo_put(CdbKeyMemo *m, uint64_t h, const void *key, size_t len, int64_t sweep_id,
+                      int base, int first, int64_t tail, const int *tensors, size_t n)
+{
+    size_t at = tensors_at(len), block = at + n * sizeof *tensors,
+           need = block + 2 * sizeof *m->slot, k;
+    CdbKeySlot *s = tail > 0 ? cdb_key_memo_get(m, h, key, len) : NULL;
+    unsigned char *copy;
+    if (tail <= 0)
+        return;
+    if (s && s->n == n) {
+        /* the same list over other tensors: the last stored wins (a
+         * sweep's stages move from layer to layer) */
+        memcpy(s->key + at, tensors, n * sizeof *tensors);
+        s->sweep_id = sweep_id;
+        s->base = base;
+        s->first = first;
+        s->tail = tail;
+        return;
+    }
+    if (s)
+        return; /* not expected (one key, one list); kept as it was */
+    if (m->bytes + need > CDB_KEY_MEMO_MAX_BYTES)
+        cdb_key_memo_free(m);
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t ncap = m->cap ? m->cap * 2 : 256;
+        CdbKeySlot *ns = calloc(ncap, sizeof *ns);
+        if (!ns)
+            return;
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->slot[i].hash)
+                continue;
+            for (k = (size_t)m->slot[i].hash & (ncap - 1); ns[k].hash; k = (k + 1) & (ncap - 1))
+                ;
+            ns[k] = m->slot[i];
+        }
+        free(m->slot);
+        m->slot = ns;
+        m->cap = ncap;
+    }
+    if (!(copy = malloc(block ? block : 1)))
+        return;
+    memcpy(copy, key, len);
+    if (n)
+        memcpy(copy + at, tensors, n * sizeof *tensors);
+    for (k = (size_t)h & (m->cap - 1); m->slot[k].hash; k = (k + 1) & (m->cap - 1))
+        ;
+    m->slot[k] = (CdbKeySlot){h, copy, len, (const int *)(copy + at), n, sweep_id, base, first,
+                              tail};
+    m->n++;
+    m->bytes += need;
+}

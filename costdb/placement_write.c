@@ -12,11 +12,14 @@
  * CostdbPlacement rows of schema 1.
  *
  * The writer keeps, per connection, the ids of texts and shared lists it
- * has interned and the tensors of the current sweep it has stored; all are
- * dropped on any rollback (cdb_placement_cache_clear), since a rolled-back
- * insert leaves a cached id pointing nowhere.
+ * has interned, the tensors of the current sweep it has stored and the
+ * sets stored by a caller's key (costdb_placements_put_keyed, whose hit
+ * inserts the set row alone); all are dropped on any rollback
+ * (cdb_placement_cache_clear), since a rolled-back insert leaves a cached
+ * id pointing nowhere. A put's buffers are kept there too (scratch_trim).
  */
 #include <assert.h>
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,13 +67,36 @@ typedef struct TextMap {
  * the number of distinct placement lists. */
 #define MAP_MAX_BYTES ((size_t)32 << 20)
 
+/* A row of one put, in the order it is stored (cmp_rows). */
+typedef struct SortRow {
+    const CostdbPlacement *p;
+    int role;
+    size_t pos;
+    size_t spec_len;              /* strlen of p->sharding_spec */
+} SortRow;
+
+/* One put's scratch, kept for the next while it holds no more than this:
+ * a sweep puts hundreds of thousands of sets of a few hundred rows, and
+ * each put allocated and freed its buffers (docs/perf-wrmemo.md). */
+#define SCRATCH_MAX_BYTES ((size_t)1 << 20)
+
 struct CdbPlacementCache {
     TextMap texts;                  /* placement_text */
     TextMap tails;                  /* placement_tail */
     CdbPairsMemo lists;             /* placement_tail by its pairs (placement_memo.h) */
+    CdbKeyMemo keyed;               /* sets by their caller's key (placement_memo.h) */
     int64_t sweep_id;               /* whose tensors known[] describes */
     unsigned char *known;
     size_t n_known;
+    /* the scratch of one put (scratch_trim) */
+    SortRow *rows;
+    size_t rows_cap;
+    CdbPair *pairs;
+    size_t pairs_cap;
+    char *buf;                      /* a list's text (cdb_items_encode) */
+    size_t buf_cap;
+    int *tensors;                   /* a keyed set's tensors less its base */
+    size_t tensors_cap;
 };
 
 static void map_free(TextMap *m)
@@ -88,7 +114,12 @@ void cdb_placement_cache_clear(Costdb *db)
     map_free(&c->texts);
     map_free(&c->tails);
     cdb_pairs_memo_free(&c->lists);
+    cdb_key_memo_free(&c->keyed);
     free(c->known);
+    free(c->rows);
+    free(c->pairs);
+    free(c->buf);
+    free(c->tensors);
     free(c);
     db->placement_cache = NULL;
 }
@@ -104,6 +135,24 @@ static CdbPlacementCache *cache_of(Costdb *db)
     if (!db->placement_cache)
         db->placement_cache = calloc(1, sizeof(CdbPlacementCache));
     return db->placement_cache;
+}
+
+/* Frees the scratch once it holds more than SCRATCH_MAX_BYTES (a put of
+ * a whole sweep's rows, as a merge makes: not kept for the next). */
+static void scratch_trim(CdbPlacementCache *c)
+{
+    if (c->rows_cap * sizeof *c->rows + c->pairs_cap * sizeof *c->pairs + c->buf_cap +
+            c->tensors_cap * sizeof *c->tensors <= SCRATCH_MAX_BYTES)
+        return;
+    free(c->rows);
+    free(c->pairs);
+    free(c->buf);
+    free(c->tensors);
+    c->rows = NULL;
+    c->pairs = NULL;
+    c->buf = NULL;
+    c->tensors = NULL;
+    c->rows_cap = c->pairs_cap = c->buf_cap = c->tensors_cap = 0;
 }
 
 /* The id of text (len bytes, its map hash h: the in-memory maps' hash,
@@ -353,13 +402,8 @@ static int role_code_in(const char *role, size_t cap)
 }
 
 /* Order of rows inside one call: by stage key, then role, tensor, and the
- * position in the call (a later row for the same tensor replaces it). */
-typedef struct SortRow {
-    const CostdbPlacement *p;
-    int role;
-    size_t pos;
-    size_t spec_len;              /* strlen of p->sharding_spec */
-} SortRow;
+ * position in the call (a later row for the same tensor replaces it):
+ * cmp_rows. */
 
 #define CMP_KEY(a, b) do { if ((a) != (b)) return (a) < (b) ? -1 : 1; } while (0)
 
@@ -381,17 +425,43 @@ static int same_stage(const CostdbPlacement *a, const CostdbPlacement *b)
            a->submesh_index == b->submesh_index && a->config_index == b->config_index;
 }
 
+/* The placement_set row of the stage of p: its first tensor and list. */
+static int insert_set(Costdb *db, int64_t sweep_id, const CostdbPlacement *p, int64_t first,
+                      int64_t tail)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+    if ((rc = cdb_prepare(db, sql_set_insert, &st)) < 0)
+        return rc;
+    sqlite3_bind_int64(st, 1, sweep_id);
+    sqlite3_bind_int(st, 2, p->start_layer);
+    sqlite3_bind_int(st, 3, p->end_layer);
+    sqlite3_bind_int(st, 4, p->submesh_index);
+    sqlite3_bind_int(st, 5, p->config_index);
+    sqlite3_bind_int64(st, 6, first);
+    sqlite3_bind_int64(st, 7, tail);
+    rc = cdb_exec_stmt(db, st, sql_set_insert);
+    cdb_release(st);
+    return rc;
+}
+
+/* What put_stage stored: the set's first tensor and list, its np pairs
+ * (put_stage's pairs). */
+typedef struct StageOut {
+    int64_t first, tail;
+    size_t np;
+} StageOut;
+
 /* One stage's set: its items in schema 6's encoding ([n_param, n_input,
  * n_output, d1, spec1, ...], tensor deltas) with the first delta 0 and
  * schema 13's repeats (cdb_items_encode), stored once in placement_tail and
  * referenced with the first tensor index (schema 7), built without printf
  * per item (a sweep writes hundreds of thousands). rows are sorted by role,
- * tensor; pairs has room for n. */
+ * tensor; pairs has room for n. *out: what was stored. */
 static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n, CdbPair *pairs,
-                     char **buf, size_t *cap, SpecMemo *memo)
+                     char **buf, size_t *cap, SpecMemo *memo, StageOut *out)
 {
     CdbPlacementCache *c;
-    sqlite3_stmt *st = NULL;
     size_t len, np = 0;
     int64_t count[3] = {0, 0, 0}, prev = -1, first = 0, tail = 0;
     uint64_t h;
@@ -423,36 +493,23 @@ static int put_stage(Costdb *db, int64_t sweep_id, const SortRow *rows, size_t n
         if (c)
             cdb_pairs_memo_put(&c->lists, h, count, pairs, np, tail);
     }
-    if ((rc = cdb_prepare(db, sql_set_insert, &st)) < 0)
-        return rc;
-    sqlite3_bind_int64(st, 1, sweep_id);
-    sqlite3_bind_int(st, 2, rows[0].p->start_layer);
-    sqlite3_bind_int(st, 3, rows[0].p->end_layer);
-    sqlite3_bind_int(st, 4, rows[0].p->submesh_index);
-    sqlite3_bind_int(st, 5, rows[0].p->config_index);
-    sqlite3_bind_int64(st, 6, first);
-    sqlite3_bind_int64(st, 7, tail);
-    rc = cdb_exec_stmt(db, st, sql_set_insert);
-    cdb_release(st);
-    return rc;
+    *out = (StageOut){first, tail, np};
+    return insert_set(db, sweep_id, rows[0].p, first, tail);
 }
 
-int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p, size_t n)
+/* costdb_placements_put in the connection's scratch (scratch_trim by the
+ * caller); *last: what the last stage stored (n > 0 rows). */
+static int put_rows(Costdb *db, int64_t sweep_id, const CostdbPlacement *p, size_t n,
+                    StageOut *last)
 {
-    SortRow *rows = NULL;
-    CdbPair *pairs = NULL;
+    CdbPlacementCache *c = cache_of(db);
+    SortRow *rows;
     SpecMemo memo;
-    char *buf = NULL;
-    size_t cap = 0;
     int rc = 0;
-    if (!db || (n && !p))
-        return COSTDB_EINVAL;
-    if (!n)
-        return 0;
-    memset(&memo, 0, sizeof memo);
-    rows = malloc(n * sizeof *rows);
-    if (!rows)
+    if (!c || UTIL_GROW(c->rows, c->rows_cap, n) < 0 || UTIL_GROW(c->pairs, c->pairs_cap, n) < 0)
         return COSTDB_ENOMEM;
+    rows = c->rows;
+    memset(&memo, 0, sizeof memo);
     for (size_t i = 0; i < n && rc >= 0; i++) {
         /* name, shape and dtype are read (and checked: ensure_tensor) only
          * for a tensor the sweep does not hold yet; a sweep hands over
@@ -478,38 +535,120 @@ int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p
             rc = cdb_err(db, COSTDB_ECONSTRAINT, "placement %zu: tensor_index %d is negative", i,
                          p[i].tensor_index);
     }
-    if (rc < 0) {
-        free(rows);
+    if (rc < 0)
         return rc;
-    }
     /* a sweep hands its rows over already in this order: check before sorting */
     for (size_t i = 1; i < n; i++)
         if (cmp_rows(&rows[i - 1], &rows[i]) > 0) {
             qsort(rows, n, sizeof *rows, cmp_rows);
             break;
         }
-    cap = 4096;
-    buf = malloc(cap);
-    pairs = malloc(n * sizeof *pairs);
-    if (!buf || !pairs) {
-        free(rows);
-        free(pairs);
-        free(buf);
-        return COSTDB_ENOMEM;
-    }
-    if ((rc = cdb_txn_enter(db)) < 0) {
-        free(rows);
-        free(pairs);
-        free(buf);
+    if ((rc = cdb_txn_enter(db)) < 0)
         return rc;
-    }
     for (size_t i = 0, j; i < n && rc >= 0; i = j) {
         for (j = i + 1; j < n && same_stage(rows[j].p, rows[i].p); j++)
             ;
-        rc = put_stage(db, sweep_id, rows + i, j - i, pairs, &buf, &cap, &memo);
+        rc = put_stage(db, sweep_id, rows + i, j - i, c->pairs, &c->buf, &c->buf_cap, &memo,
+                       last);
     }
-    free(rows);
-    free(pairs);
-    free(buf);
+    /* a failure rolls back and frees the cache, scratch and all */
     return cdb_txn_leave(db, rc);
+}
+
+int costdb_placements_put(Costdb *db, int64_t sweep_id, const CostdbPlacement *p, size_t n)
+{
+    StageOut last;
+    int rc;
+    if (!db || (n && !p))
+        return COSTDB_EINVAL;
+    if (!n)
+        return 0;
+    rc = put_rows(db, sweep_id, p, n, &last);
+    if (db->placement_cache)
+        scratch_trim(db->placement_cache);
+    return rc;
+}
+
+/* ---- sets by their caller's key -------------------------------------------- */
+
+/* Whether the sweep holds every tensor of the set slot s names, counted
+ * from base: those it was stored with (this sweep, this base), or all
+ * known to the cache (remember_tensor). */
+static int tensors_held(const CdbPlacementCache *c, const CdbKeySlot *s, int64_t sweep_id,
+                        int base)
+{
+    if (s->sweep_id == sweep_id && s->base == base)
+        return 1;
+    for (size_t k = 0; k < s->n; k++) {
+        int64_t t = (int64_t)base + s->tensors[k];
+        if (t < 0 || t > INT_MAX || !tensor_known((CdbPlacementCache *)c, sweep_id, (int)t))
+            return 0;
+    }
+    return 1;
+}
+
+/* Remembers the set put_rows has just stored under key: its first tensor,
+ * list and tensors (from the pairs still in the scratch) less the base. */
+static void remember_set(CdbPlacementCache *c, uint64_t h, const CostdbPlacementKey *key,
+                         int64_t sweep_id, const StageOut *out)
+{
+    int64_t t = out->first;
+    if (out->first - key->base < INT_MIN || out->first - key->base > INT_MAX ||
+        UTIL_GROW(c->tensors, c->tensors_cap, out->np) < 0)
+        return;
+    for (size_t k = 0; k < out->np; k++) {
+        t += c->pairs[k].d; /* the first pair's delta is 0 */
+        if (t - key->base < INT_MIN || t - key->base > INT_MAX)
+            return;
+        c->tensors[k] = (int)(t - key->base);
+    }
+    cdb_key_memo_put(&c->keyed, h, key->bytes, key->len, sweep_id, key->base,
+                     (int)(out->first - key->base), out->tail, c->tensors, out->np);
+}
+
+int costdb_placements_put_keyed(Costdb *db, int64_t sweep_id, const CostdbPlacementKey *key,
+                                CostdbPlacementRows rows, void *ctx)
+{
+    CdbPlacementCache *c;
+    const CdbKeySlot *hit;
+    const CostdbPlacement *p = NULL;
+    CostdbPlacement stage;
+    StageOut out;
+    size_t n = 0;
+    uint64_t h;
+    int rc;
+    if (!db || !key || (key->len && !key->bytes) || !rows)
+        return COSTDB_EINVAL;
+    if (!(c = cache_of(db)))
+        return COSTDB_ENOMEM;
+    h = cdb_key_hash(key->bytes, key->len);
+    hit = cdb_key_memo_get(&c->keyed, h, key->bytes, key->len);
+    if (hit && tensors_held(c, hit, sweep_id, key->base)) {
+        /* what put_stage would store: the tensors are held, the specs and
+         * the list interned (the cache outlives no rollback) */
+        stage.start_layer = key->start_layer;
+        stage.end_layer = key->end_layer;
+        stage.submesh_index = key->submesh_index;
+        stage.config_index = key->config_index;
+        if ((rc = cdb_txn_enter(db)) < 0)
+            return rc;
+        rc = insert_set(db, sweep_id, &stage, (int64_t)key->base + hit->first, hit->tail);
+        return cdb_txn_leave(db, rc);
+    }
+    if ((rc = rows(ctx, &p, &n)) < 0)
+        return rc;
+    if (!n)
+        return 0;
+    if (!p)
+        return COSTDB_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (p[i].start_layer != key->start_layer || p[i].end_layer != key->end_layer ||
+            p[i].submesh_index != key->submesh_index || p[i].config_index != key->config_index)
+            return cdb_err(db, COSTDB_EINVAL, "placement %zu: not of the key's stage", i);
+    rc = put_rows(db, sweep_id, p, n, &out);
+    if (rc >= 0 && (c = db->placement_cache) != NULL) {
+        remember_set(c, h, key, sweep_id, &out);
+        scratch_trim(c);
+    }
+    return rc;
 }

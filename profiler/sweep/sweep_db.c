@@ -120,6 +120,20 @@ static int held_add(ApprofSweepWriter *w, const CostdbEntry *e, size_t n)
     return 0;
 }
 
+/* The tuple put into the batch (rc 0), or the batch rolled back; the
+ * batch committed when it is full or old. */
+static int writer_put_done(ApprofSweepWriter *w, int rc)
+{
+    if (rc < 0) {
+        writer_abort(w);
+        return rc;
+    }
+    w->pending++;
+    if (w->pending >= w->commit_every || costdb_monotonic_seconds() - w->opened_at >= w->max_seconds)
+        return approf_sweep_writer_commit(w);
+    return 0;
+}
+
 int approf_sweep_writer_put(ApprofSweepWriter *w, const CostdbEntry *entries, size_t n,
                             const CostdbPlacement *placements, size_t n_placements)
 {
@@ -129,14 +143,20 @@ int approf_sweep_writer_put(ApprofSweepWriter *w, const CostdbEntry *entries, si
     rc = n ? held_add(w, entries, n) : 0;
     if (rc == 0 && n_placements)
         rc = costdb_placements_put(w->db, w->sweep_id, placements, n_placements);
-    if (rc < 0) {
-        writer_abort(w);
+    return writer_put_done(w, rc);
+}
+
+int approf_sweep_writer_put_keyed(ApprofSweepWriter *w, const CostdbEntry *entries, size_t n,
+                                  const CostdbPlacementKey *key, CostdbPlacementRows rows,
+                                  void *ctx)
+{
+    int rc = writer_begin(w);
+    if (rc < 0)
         return rc;
-    }
-    w->pending++;
-    if (w->pending >= w->commit_every || costdb_monotonic_seconds() - w->opened_at >= w->max_seconds)
-        return approf_sweep_writer_commit(w);
-    return 0;
+    rc = n ? held_add(w, entries, n) : 0;
+    if (rc == 0)
+        rc = costdb_placements_put_keyed(w->db, w->sweep_id, key, rows, ctx);
+    return writer_put_done(w, rc);
 }
 
 /* Writes the held entries and commits the open batch, if any; the held
@@ -477,6 +497,10 @@ dberr:
     return APPROF_EDB;
 }
 
+/* The write-ahead log's pages between the sweep connection's automatic
+ * checkpoints: 32 MiB at 4 kB pages (SQLite's default is 1,000 pages). */
+#define SWEEP_WAL_PAGES 8192
+
 /* The database rows (hardware, model, sweep) and, on resume, which tuples
  * already have entries: have[k] bit 0 fwd, bit 1 bwd (every tuple of a
  * complete sweep). Rank 0 only. */
@@ -492,6 +516,12 @@ int approf_sweep_open_db(Sweep *sw, const ApprofSweepConfig *cfg,
     int rc = costdb_open(cfg->db_path, 0, &sw->db, dberrbuf, sizeof dberrbuf);
     if (rc < 0) {
         snprintf(err, errlen, "%s", dberrbuf);
+        return APPROF_EDB;
+    }
+    /* the writer's commits checkpoint every SWEEP_WAL_PAGES pages, not
+     * every 1,000: a 126-layer full sweep synced 1,000 times (docs/perf-wrmemo.md) */
+    if (costdb_wal_autocheckpoint(sw->db, SWEEP_WAL_PAGES) < 0) {
+        approf_sweep_db_error(sw, cfg, err, errlen);
         return APPROF_EDB;
     }
     if (cfg->hardware_id > 0) {

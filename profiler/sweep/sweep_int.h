@@ -178,6 +178,12 @@ typedef struct ApprofSlotPlacement {
     const char *spec;
 } ApprofSlotPlacement;
 
+/* approf_sweep_writer_put of one tuple whose placements are stored by
+ * key (costdb_placements_put_keyed: rows(ctx) makes them when the key is
+ * not enough); the same batch and the same rollback on a failure. */
+int approf_sweep_writer_put_keyed(ApprofSweepWriter *w, const CostdbEntry *entries, size_t n,
+                                  const CostdbPlacementKey *key, CostdbPlacementRows rows,
+                                  void *ctx);
 /* Fills Sweep.group_owner and zero_above from the configs (sweep_tuple.c,
  * where the rules live); approf_sweep_prepare calls it once the configs
  * are enumerated. */

@@ -36,6 +36,8 @@ typedef struct {
     unsigned char *have;
     unsigned char *described;     /* the writer thread's: tensors whose texts it handed
                                    * over (approf_sweep_expand_placements); NULL: none kept */
+    CostdbPlacement *rows;        /* the writer thread's: the rows it expands (sink_rows) */
+    size_t rows_cap;
     size_t done;
     double work_done, work_total;  /* tuple_work of the tuples done, of all of the shard */
     ApprofSweepMpi *mpi;
@@ -107,16 +109,50 @@ static int sink_queue(Sink *s, size_t k, const CostdbEntry e[2], const CostdbPla
     return 0;
 }
 
+/* One tuple's compact rows, expanded by the writer thread only when
+ * costdb_placements_put_keyed needs them (sink_rows). */
+typedef struct SinkRows {
+    Sink *s;
+    size_t k;
+    const ApprofSlotPlacement *in;
+    int n;
+    int rc;                       /* the expansion's failure, else 0 */
+} SinkRows;
+
 /* The writer thread's expansion of tuple k's compact rows: it alone hands
- * rows to costdb_placements_put while the tuples run, in the order it
- * expands them, and stops at its first failure, so a tensor it described
- * once is held by the sweep for every later row. */
-static int sink_expand(void *ctx, size_t k, const ApprofSlotPlacement *in, int n,
-                       CostdbPlacement **buf, size_t *cap)
+ * rows to costdb while the tuples run, in the order it expands them, and
+ * stops at its first failure, so a tensor it described once is held by
+ * the sweep for every later row. */
+static int sink_rows(void *ctx, const CostdbPlacement **rows, size_t *n)
+{
+    SinkRows *r = ctx;
+    Sink *s = r->s;
+    int m = approf_sweep_expand_placements(s->sw, &s->sw->tuples[r->k], r->in, r->n, s->described,
+                                           &s->rows, &s->rows_cap);
+    if (m < 0) {
+        r->rc = m;
+        return COSTDB_ENOMEM;
+    }
+    *rows = s->rows;
+    *n = (size_t)m;
+    return 0;
+}
+
+/* The writer thread's write of tuple k with its compact rows, by key
+ * (sweep_writer.h): a list stored before is not expanded again. */
+static int sink_place(void *ctx, ApprofSweepWriter *w, size_t k, const CostdbEntry *e, size_t n,
+                      const ApprofSlotPlacement *in, int n_pl, CostdbPlacementKey *key)
 {
     Sink *s = ctx;
-    return approf_sweep_expand_placements(s->sw, &s->sw->tuples[k], in, n, s->described, buf,
-                                          cap);
+    const ApprofTuple *t = &s->sw->tuples[k];
+    SinkRows r = {s, k, in, n_pl, 0};
+    key->start_layer = t->start;
+    key->end_layer = t->end;
+    key->submesh_index = t->submesh;
+    key->config_index = t->config;
+    if (approf_sweep_writer_put_keyed(w, e, n, key, sink_rows, &r) < 0)
+        return r.rc < 0 ? r.rc : APPROF_EDB; /* the batch was rolled back (sweep_db.c) */
+    return 0;
 }
 
 /* Rank 0: another rank's tuple, as MPI delivers it. */
@@ -230,8 +266,10 @@ static void release_profiling(Sweep *sw, ApprofSweepSummary *sum)
     sum->sharding_solved += st.solved;
     sum->sharding_cached += st.cached;
     approf_shard_context_free(&sw->shard);
-    approf_sweep_reuse_free(&sw->reuse);
+    /* the caches first: the writer's keys name the reuse table's specs by
+     * their addresses (sweep_writer.c, slot_key) */
     costdb_forget_written(sw->db);
+    approf_sweep_reuse_free(&sw->reuse);
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
@@ -495,7 +533,7 @@ int approf_sweep_run(const ApprofSweepConfig *cfg, const ApprofSweepCallbacks *c
             cb->progress(cb->ctx, sink.done, sum->tuples, sink.work_done, sink.work_total);
         /* without it every row is complete */
         sink.described = calloc(sw.graph->n_tensors ? sw.graph->n_tensors : 1, 1);
-        if (approf_writer_start(&sink.wq, &sink.writer, sink_expand, &sink) < 0) {
+        if (approf_writer_start(&sink.wq, &sink.writer, sink_place, &sink) < 0) {
             snprintf(err, errlen, "cannot start the writer thread");
             rc = APPROF_ENOMEM;
         }
@@ -632,6 +670,7 @@ out:
         costdb_sweep_release(sw.db, sw.owned_sweep, &sw.owner);
     free(sink.have);
     free(sink.described);
+    free(sink.rows);
     free(sink.writer.held); /* a batch never committed (sweep_db.h) */
     approf_sweep_free(&sw);
     approf_sweep_mpi_finalize(&mpi);

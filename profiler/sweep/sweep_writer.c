@@ -89,6 +89,7 @@ typedef struct {
     size_t n;
     size_t k;                     /* the tuple (compact rows) */
     int compact;                  /* the rows are in cpl and text, not pl */
+    int specs_kept;               /* cpl's specs are the caller's interned texts */
     size_t n_pl;
     size_t bytes;                 /* what the rows count in queued_bytes */
     CostdbPlacement *pl;          /* costdb rows */
@@ -111,10 +112,10 @@ struct ApprofWriterQueue {
     pthread_cond_t space;         /* a slot was written, or the writer failed */
     pthread_t thread;
     ApprofSweepWriter *w;
-    ApprofWriterExpand expand;
+    ApprofWriterPlace place;
     void *ctx;
-    CostdbPlacement *rows;        /* the writer's: costdb rows of compact slots */
-    size_t rows_cap;
+    unsigned char *key;           /* the writer's: the key of a compact slot's rows */
+    size_t key_cap;
     WriterSlot slots[WRITER_SLOTS];
     size_t head, tail;            /* written up to head, queued up to tail */
     size_t queued_bytes;          /* placement rows of slots head..tail-1 */
@@ -208,6 +209,51 @@ static int writer_wait(ApprofWriterQueue *q)
     }
 }
 
+/* Row flags of a key (slot_key): how the row's spec follows its header. */
+enum { KEY_SPEC_POINTER, KEY_SPEC_TEXT, KEY_SPEC_AGAIN };
+
+/* The key of compact slot s's rows (costdb_placements_put_keyed) in q->key,
+ * its base the first row's tensor: for each row, its tensor less the base
+ * (4 bytes, wrapping: one base, one tensor), its role with a flag and its
+ * spec's length (2 + 2), then its spec. An interned spec (specs_kept: the
+ * single worker's spec pool, which keeps one text at one address and is
+ * freed only after the sweep's costdb caches, release_profiling) is its
+ * pointer (KEY_SPEC_POINTER); a copied one is its bytes (KEY_SPEC_TEXT),
+ * or nothing when the row shares the row before's copy (KEY_SPEC_AGAIN:
+ * the same text). The flag says which, so two keys are equal only for
+ * equal lists of (tensor less base, role, spec). 0 or -1 (no memory). */
+static int slot_key(ApprofWriterQueue *q, const WriterSlot *s, CostdbPlacementKey *key)
+{
+    size_t len = 0;
+    uint32_t base = (uint32_t)s->cpl[0].tensor;
+    for (size_t i = 0; i < s->n_pl; i++) {
+        const ApprofSlotPlacement *r = &s->cpl[i];
+        int again = !s->specs_kept && i && r->spec == s->cpl[i - 1].spec;
+        uint32_t d = (uint32_t)r->tensor - base;
+        uint16_t role = (uint16_t)(r->role | (s->specs_kept ? KEY_SPEC_POINTER
+                                              : again   ? KEY_SPEC_AGAIN
+                                                        : KEY_SPEC_TEXT) << 8);
+        size_t text = s->specs_kept ? sizeof r->spec : again ? 0 : r->spec_len;
+        unsigned char *at;
+        if (util_grow((void **)&q->key, &q->key_cap, len + 8 + text, 1) < 0)
+            return -1;
+        at = q->key + len;
+        memcpy(at, &d, 4);
+        memcpy(at + 4, &role, 2);
+        memcpy(at + 6, &r->spec_len, 2);
+        if (s->specs_kept)
+            memcpy(at + 8, &r->spec, sizeof r->spec);
+        else if (text)
+            memcpy(at + 8, r->spec, text);
+        len += 8 + text;
+    }
+    memset(key, 0, sizeof *key);
+    key->base = s->cpl[0].tensor;
+    key->bytes = q->key;
+    key->len = len;
+    return 0;
+}
+
 static void *writer_main(void *arg)
 {
     ApprofWriterQueue *q = arg;
@@ -226,11 +272,10 @@ static void *writer_main(void *arg)
             for (at = q->head; at < end && rc == 0; at++) {
                 WriterSlot *s = &q->slots[at % WRITER_SLOTS];
                 if (s->compact && s->n_pl) {
-                    int n = q->expand(q->ctx, s->k, s->cpl, (int)s->n_pl, &q->rows,
-                                      &q->rows_cap);
-                    rc = n < 0 ? n
-                               : approf_sweep_writer_put(q->w, s->e, s->n, q->rows, (size_t)n) < 0
-                                     ? APPROF_EDB : 0;
+                    CostdbPlacementKey key;
+                    rc = slot_key(q, s, &key) < 0
+                             ? APPROF_ENOMEM
+                             : q->place(q->ctx, q->w, s->k, s->e, s->n, s->cpl, (int)s->n_pl, &key);
                 } else {
                     rc = approf_sweep_writer_put(q->w, s->e, s->n, s->n_pl ? s->pl : NULL,
                                                  s->n_pl) < 0
@@ -270,7 +315,7 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-int approf_writer_start(ApprofWriterQueue **out, ApprofSweepWriter *w, ApprofWriterExpand expand,
+int approf_writer_start(ApprofWriterQueue **out, ApprofSweepWriter *w, ApprofWriterPlace place,
                         void *ctx)
 {
     ApprofWriterQueue *q;
@@ -282,7 +327,7 @@ int approf_writer_start(ApprofWriterQueue **out, ApprofSweepWriter *w, ApprofWri
     if (!q)
         return APPROF_ENOMEM;
     q->w = w;
-    q->expand = expand;
+    q->place = place;
     q->ctx = ctx;
     if (pthread_mutex_init(&q->mu, NULL)) {
         free(q);
@@ -469,6 +514,7 @@ int approf_writer_put_compact(ApprofWriterQueue *q, size_t k, const CostdbEntry 
         at += (size_t)pl[i].spec_len + 1;
     }
     s->compact = 1;
+    s->specs_kept = specs_kept;
     s->k = k;
     s->n_pl = n_pl;
     s->bytes = n_pl * sizeof *pl + text;
@@ -495,7 +541,7 @@ int approf_writer_stop(ApprofWriterQueue *q, double *busy)
         free(q->slots[i].cpl);
         free(q->slots[i].text);
     }
-    free(q->rows);
+    free(q->key);
     pthread_cond_destroy(&q->space);
     pthread_cond_destroy(&q->more);
     pthread_mutex_destroy(&q->mu);

@@ -21,18 +21,21 @@
 typedef struct ApprofWriterQueue ApprofWriterQueue;
 struct ApprofSlotPlacement;
 
-/* Makes the costdb rows of tuple k's n compact placements into *buf of
- * *cap rows (grown as needed): n, or a negative code. Called on the
- * writer thread (approf_sweep_expand_placements, which reads only what
- * no thread writes while the tuples run). */
-typedef int (*ApprofWriterExpand)(void *ctx, size_t k, const struct ApprofSlotPlacement *in,
-                                  int n, CostdbPlacement **buf, size_t *cap);
+/* Writes tuple k through w: its n entries (e) and its n_pl > 0 compact
+ * placements (in), whose rows key names (costdb_placements_put_keyed; its
+ * base, bytes and len set, the stage for the callee to fill in): 0, or a
+ * negative code. Called on the writer thread, which expands the rows only
+ * when the key is not enough (approf_sweep_expand_placements, which reads
+ * only what no thread writes while the tuples run). */
+typedef int (*ApprofWriterPlace)(void *ctx, ApprofSweepWriter *w, size_t k, const CostdbEntry *e,
+                                 size_t n, const struct ApprofSlotPlacement *in, int n_pl,
+                                 CostdbPlacementKey *key);
 
 /* Starts the thread on w: from here until approf_writer_stop the thread
- * alone uses w and w->db. expand (with ctx) makes the rows of tuples
- * queued with approf_writer_put_compact. 0, or APPROF_ENOMEM (no thread,
- * no lock) with *out NULL. */
-int approf_writer_start(ApprofWriterQueue **out, ApprofSweepWriter *w, ApprofWriterExpand expand,
+ * alone uses w and w->db. place (with ctx) writes the tuples queued with
+ * approf_writer_put_compact that carry placements. 0, or APPROF_ENOMEM (no
+ * thread, no lock) with *out NULL. */
+int approf_writer_start(ApprofWriterQueue **out, ApprofSweepWriter *w, ApprofWriterPlace place,
                         void *ctx);
 
 /* Queues tuple k: n entries (n <= 2) and n_pl compact placements, copied;
