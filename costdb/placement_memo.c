@@ -3,11 +3,45 @@
  * The shared lists a connection has stored, by their pairs
  * (placement_memo.h).
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "costdb_int.h"
 #include "placement_memo.h"
+
+/* Both memos' slots begin with their hash, 0 when empty (slots_grown). */
+_Static_assert(offsetof(CdbPairsSlot, hash) == 0, "a pairs slot begins with its hash");
+_Static_assert(offsetof(CdbKeySlot, hash) == 0, "a key slot begins with its hash");
+
+static uint64_t slot_hash(const unsigned char *slot)
+{
+    uint64_t h;
+    memcpy(&h, slot, sizeof h);
+    return h;
+}
+
+/* A table of twice the slots (256 at first), zeroed, holding the cap
+ * slots of size bytes each of slot at their probes; NULL: no memory (slot
+ * is kept). The one rehash of both memos. */
+static void *slots_grown(const void *slot, size_t cap, size_t size, size_t *ncap)
+{
+    size_t n2 = cap ? cap * 2 : 256, k;
+    unsigned char *ns = calloc(n2, size);
+    if (!ns)
+        return NULL;
+    for (size_t i = 0; i < cap; i++) {
+        const unsigned char *s = (const unsigned char *)slot + i * size;
+        uint64_t h = slot_hash(s);
+        if (!h)
+            continue;
+        for (k = (size_t)h & (n2 - 1); slot_hash(ns + k * size); k = (k + 1) & (n2 - 1))
+            ;
+        memcpy(ns + k * size, s, size);
+    }
+    *ncap = n2;
+    return ns;
+}
 
 uint64_t cdb_pairs_hash(const int64_t count[3], const CdbPair *pairs, size_t n)
 {
@@ -52,17 +86,10 @@ void cdb_pairs_memo_put(CdbPairsMemo *m, uint64_t h, const int64_t count[3],
     if (m->bytes + need > CDB_PAIRS_MEMO_MAX_BYTES)
         cdb_pairs_memo_free(m);
     if ((m->n + 1) * 2 > m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 256;
-        CdbPairsSlot *ns = calloc(ncap, sizeof *ns);
+        size_t ncap;
+        CdbPairsSlot *ns = slots_grown(m->slot, m->cap, sizeof *ns, &ncap);
         if (!ns)
             return;
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->slot[i].hash)
-                continue;
-            for (k = (size_t)m->slot[i].hash & (ncap - 1); ns[k].hash; k = (k + 1) & (ncap - 1))
-                ;
-            ns[k] = m->slot[i];
-        }
         free(m->slot);
         m->slot = ns;
         m->cap = ncap;
@@ -136,17 +163,10 @@ void cdb_key_memo_put(CdbKeyMemo *m, uint64_t h, const void *key, size_t len, in
     if (m->bytes + need > CDB_KEY_MEMO_MAX_BYTES)
         cdb_key_memo_free(m);
     if ((m->n + 1) * 2 > m->cap) {
-        size_t ncap = m->cap ? m->cap * 2 : 256;
-        CdbKeySlot *ns = calloc(ncap, sizeof *ns);
+        size_t ncap;
+        CdbKeySlot *ns = slots_grown(m->slot, m->cap, sizeof *ns, &ncap);
         if (!ns)
             return;
-        for (size_t i = 0; i < m->cap; i++) {
-            if (!m->slot[i].hash)
-                continue;
-            for (k = (size_t)m->slot[i].hash & (ncap - 1); ns[k].hash; k = (k + 1) & (ncap - 1))
-                ;
-            ns[k] = m->slot[i];
-        }
         free(m->slot);
         m->slot = ns;
         m->cap = ncap;
