@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "recompute_layers.h"
+#include "search_pool.h"
 #include "solver_int.h"
 
 /* One entry's figures: its own when it has a time, else those the sweep
@@ -265,53 +266,106 @@ int apsolve_recompute_layers_problem(const ApsolveProblem *p, const ApsolveStage
     return APSOLVE_OK;
 }
 
-int apsolve_recompute_layers_floors(const ApsolveProblem *p, int chunks, double *floor)
+/* apsolve_recompute_layers_floors over the configs (s, c) of flat index
+ * s C + c in lo .. hi - 1 alone, into floor (+inf first) with least of 2 M:
+ * 0; 1 where some figure is negative or NaN (no floor: the caller's every
+ * floor[k] is 0). */
+static int floors_part(const ApsolveProblem *p, int chunks, int lo, int hi, double *least,
+                       double *floor)
 {
-    int L = p->num_layers, S = p->num_submeshes, C = p->num_configs, M;
-    double *least; /* [2 M] per config: its `full` ranges of each length, then its sibling's
-                    * `none` ones */
+    int L = p->num_layers, C = p->num_configs, M = L / chunks;
+    for (int k = 1; k < M; k++)
+        floor[k] = INFINITY;
+    for (int sc = lo; sc < hi; sc++) {
+        int s = sc / C, c = sc % C, cn;
+        const ApsolveConfig *cf = &p->configs[sc];
+        if (!cf->valid || cf->variant.recompute != COSTDB_RECOMPUTE_FULL ||
+            (cn = sibling(p, s, c, COSTDB_RECOMPUTE_NONE)) < 0)
+            continue; /* compose_range writes +inf or nothing */
+        for (int len = 1; len < M; len++)
+            for (int r = 0; r < 2; r++) {
+                double *x = &least[(size_t)r * M + len];
+                *x = INFINITY;
+                for (int a = 0; a + len <= L; a++) {
+                    Figures f;
+                    if (figures(p, a, a + len - 1, s, r ? cn : c, &f))
+                        continue; /* no entry made of it has a time */
+                    if (!(f.fwd >= 0) || !(f.bwd >= 0))
+                        return 1;
+                    *x = f.fwd + f.bwd < *x ? f.fwd + f.bwd : *x;
+                }
+            }
+        /* a stage of chunks of m > k layers: per chunk its first k
+         * layers `full` and the other m - k `none` */
+        for (int k = 1; k < M; k++)
+            for (int m = k + 1; m <= M; m++) {
+                double x = (double)chunks * (least[k] + least[(size_t)M + m - k]);
+                floor[k] = x < floor[k] ? x : floor[k];
+            }
+    }
+    return 0;
+}
+
+/* One part of the floors on a thread (apsolve_recompute_layers_floors_threads). */
+typedef struct FloorsPart {
+    const ApsolveProblem *p;
+    int chunks, lo, hi, none;
+    double *least, *floor;
+} FloorsPart;
+
+static void floors_task(void *ctx, int i)
+{
+    FloorsPart *t = (FloorsPart *)ctx + i;
+    t->none = floors_part(t->p, t->chunks, t->lo, t->hi, t->least, t->floor);
+}
+
+int apsolve_recompute_layers_floors_threads(const ApsolveProblem *p, int chunks, double *floor,
+                                            int threads)
+{
+    int L = p->num_layers, SC = p->num_submeshes * p->num_configs, M, mid = SC, half = 0;
+    double *least; /* [2 M] per part: its config's `full` ranges of each length, then its
+                    * sibling's `none` ones; then the second part's floors */
+    FloorsPart t[2];
     if (!p->memory || !p->times || chunks < 1 || L / chunks < 2)
         return APSOLVE_EINVAL;
     M = L / chunks;
-    for (int k = 1; k < M; k++)
-        floor[k] = INFINITY;
-    if (!(least = malloc(2 * (size_t)M * sizeof *least)))
+    /* two parts of about as many `full` configs: each floor[k] is the
+     * least of its terms, which is the least of the two parts' least (no
+     * term is NaN: a NaN figure gives no floor, in either part); one
+     * without the memory for the second part's scratch */
+    if (threads >= 2) {
+        int full = 0;
+        for (int sc = 0; sc < SC; sc++)
+            full += p->configs[sc].valid &&
+                    p->configs[sc].variant.recompute == COSTDB_RECOMPUTE_FULL;
+        for (mid = 0; full >= 2 && mid < SC && half < full / 2; mid++)
+            half += p->configs[mid].valid &&
+                    p->configs[mid].variant.recompute == COSTDB_RECOMPUTE_FULL;
+        if (full < 2)
+            mid = SC;
+    }
+    if (!(least = malloc((mid < SC ? 5 : 2) * (size_t)M * sizeof *least)) && mid < SC) {
+        mid = SC;
+        least = malloc(2 * (size_t)M * sizeof *least);
+    }
+    if (!least)
         return APSOLVE_ENOMEM;
-    for (int s = 0; s < S; s++)
-        for (int c = 0; c < C; c++) {
-            const ApsolveConfig *cf = &p->configs[(size_t)s * C + c];
-            int cn;
-            if (!cf->valid || cf->variant.recompute != COSTDB_RECOMPUTE_FULL ||
-                (cn = sibling(p, s, c, COSTDB_RECOMPUTE_NONE)) < 0)
-                continue; /* compose_range writes +inf or nothing */
-            for (int len = 1; len < M; len++)
-                for (int r = 0; r < 2; r++) {
-                    double *x = &least[(size_t)r * M + len];
-                    *x = INFINITY;
-                    for (int a = 0; a + len <= L; a++) {
-                        Figures f;
-                        if (figures(p, a, a + len - 1, s, r ? cn : c, &f))
-                            continue; /* no entry made of it has a time */
-                        if (!(f.fwd >= 0) || !(f.bwd >= 0)) {
-                            /* no floor: nothing left out */
-                            for (int k = 1; k < M; k++)
-                                floor[k] = 0;
-                            free(least);
-                            return APSOLVE_OK;
-                        }
-                        *x = f.fwd + f.bwd < *x ? f.fwd + f.bwd : *x;
-                    }
-                }
-            /* a stage of chunks of m > k layers: per chunk its first k
-             * layers `full` and the other m - k `none` */
-            for (int k = 1; k < M; k++)
-                for (int m = k + 1; m <= M; m++) {
-                    double x = (double)chunks * (least[k] + least[(size_t)M + m - k]);
-                    floor[k] = x < floor[k] ? x : floor[k];
-                }
-        }
+    t[0] = (FloorsPart){p, chunks, 0, mid, 0, least, floor};
+    if (mid < SC)
+        t[1] = (FloorsPart){p, chunks, mid, SC, 0, least + 2 * (size_t)M, least + 4 * (size_t)M};
+    apsolve_pool_run(threads, mid < SC ? 2 : 1, floors_task, t);
+    for (int k = 1; k < M; k++)
+        if (t[0].none || (mid < SC && t[1].none))
+            floor[k] = 0; /* no floor: nothing left out */
+        else if (mid < SC)
+            floor[k] = t[1].floor[k] < floor[k] ? t[1].floor[k] : floor[k];
     free(least);
     return APSOLVE_OK;
+}
+
+int apsolve_recompute_layers_floors(const ApsolveProblem *p, int chunks, double *floor)
+{
+    return apsolve_recompute_layers_floors_threads(p, chunks, floor, 1);
 }
 
 /* One `full` entry as it was: every table compose_range writes. */

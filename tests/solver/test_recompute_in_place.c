@@ -164,12 +164,26 @@ static void test_kept(void)
  * session_autorl.c), and the floor is the least of them where each range
  * of a config has the same figures (so a tighter one fails); a negative
  * time: no floor. */
+/* apsolve_recompute_layers_floors_threads at 2 and 3 threads: fl (one
+ * thread's floors) byte for byte. */
+static void check_floors_threads(const ApsolveProblem *p, int chunks, const double *fl)
+{
+    for (int threads = 2; threads <= 3; threads++) {
+        double ft[16];
+        CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_floors_threads(p, chunks, ft, threads),
+                              APSOLVE_OK);
+        CU_ASSERT_EQUAL(memcmp(ft + 1, fl + 1, (size_t)(p->num_layers / chunks - 1) * sizeof *fl),
+                        0);
+    }
+}
+
 static void check_floors(const ApsolveProblem *p)
 {
     int L = p->num_layers, S = p->num_submeshes, C = p->num_configs;
     double fl[16];
     for (int chunks = 1; chunks <= 3 && L / chunks >= 2; chunks++) {
         CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_floors(p, chunks, fl), APSOLVE_OK);
+        check_floors_threads(p, chunks, fl);
         for (int k = 1; k < L / chunks; k++) {
             ApsolveProblem *q = NULL;
             CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(p, &q), APSOLVE_OK);
@@ -219,6 +233,7 @@ static void test_floors(void)
                 }
     for (int chunks = 1; chunks <= 3; chunks++) {
         CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_floors(p, chunks, fl), APSOLVE_OK);
+        check_floors_threads(p, chunks, fl); /* the least on the last submesh: a second part's */
         for (int k = 1; k < 9 / chunks; k++) {
             ApsolveProblem *q = NULL;
             double least = INFINITY;
@@ -236,6 +251,11 @@ static void test_floors(void)
             apsolve_problem_free(&q);
         }
     }
+    /* a negative time on the last submesh (the second of two parts): no floor there either */
+    apsolve_times_own(p, apsolve_index(p, 2, 2, 2, 1))->bwd = -1.0;
+    CU_ASSERT_EQUAL(apsolve_recompute_layers_floors_threads(p, 1, fl, 2), APSOLVE_OK);
+    for (int k = 1; k < 9; k++)
+        CU_ASSERT_EQUAL(fl[k], 0);
     apsolve_times_own(p, apsolve_index(p, 2, 2, 1, 1))->bwd = -1.0; /* a `none` range */
     CU_ASSERT_EQUAL(apsolve_recompute_layers_floors(p, 1, fl), APSOLVE_OK);
     for (int k = 1; k < 9; k++)
