@@ -173,8 +173,46 @@ static void restore(ApsolveProblem *q, const ApsolveProblem *p, size_t idx)
  * is recomputed: the layers do not split into the chunks, or k reaches a
  * chunk's layers). sib: each config's `none` sibling on s (sibling), or
  * NULL to look it up. */
+/* A composed entry whose put would append to a slot table (its cell has
+ * no memory figures or times of its own), held by a part of
+ * compose_all_threads and put after the parts, in the serial order. */
+typedef struct Deferred {
+    size_t idx;
+    ApsolveRecomputeLayers r;
+} Deferred;
+
+/* Submeshes s0 .. s1 - 1 of compose_all in place on a thread (compose_all_threads). */
+typedef struct ComposePart {
+    ApsolveProblem *p;
+    int k, chunks, s0, s1, nomem;
+    int *sib;
+    Deferred *d;
+    size_t n, cap;
+} ComposePart;
+
+/* Puts r at idx of q, or (part, a put that appends) holds it in part. */
+static void put_or_defer(ApsolveProblem *q, size_t idx, const ApsolveRecomputeLayers *r,
+                         ComposePart *part)
+{
+    if (!part || (q->times->slot[idx] && q->memory->slot[idx])) {
+        put(q, idx, r); /* in place: its own slots, no other cell's */
+        return;
+    }
+    if (part->n == part->cap) {
+        size_t cap = part->cap ? 2 * part->cap : 1024;
+        Deferred *d = realloc(part->d, cap * sizeof *d);
+        if (!d) {
+            part->nomem = 1;
+            return;
+        }
+        part->d = d;
+        part->cap = cap;
+    }
+    part->d[part->n++] = (Deferred){idx, *r};
+}
+
 static void compose_range(const ApsolveProblem *p, ApsolveProblem *q, int start, int end, int s,
-                          int k, int chunks, const int *sib)
+                          int k, int chunks, const int *sib, ComposePart *part)
 {
     int layers = end - start + 1;
     int whole = layers % chunks || k >= layers / chunks; /* every layer recomputed */
@@ -195,7 +233,7 @@ static void compose_range(const ApsolveProblem *p, ApsolveProblem *q, int start,
                           why, sizeof why))
             q->cost[idx] = INFINITY; /* no such stage can be priced */
         else
-            put(q, idx, &r);
+            put_or_defer(q, idx, &r, part);
     }
 }
 
@@ -208,7 +246,7 @@ int apsolve_recompute_layers_compose(const ApsolveProblem *p, ApsolveProblem *q,
         const ApsolveStageSpec *sp = &specs[t];
         int s = apsolve_find_submesh(q, sp->hosts, sp->gpus);
         if (s >= 0)
-            compose_range(p, q, sp->start_layer, sp->end_layer, s, k, chunks, NULL);
+            compose_range(p, q, sp->start_layer, sp->end_layer, s, k, chunks, NULL, NULL);
     }
     return APSOLVE_OK;
 }
@@ -225,7 +263,7 @@ int apsolve_recompute_layers_compose_all(const ApsolveProblem *p, ApsolveProblem
         for (int i = 0; i < L; i++)
             for (int j = i; j < L; j++)
                 for (int s = 0; s < S; s++)
-                    compose_range(p, q, i, j, s, k, chunks, NULL);
+                    compose_range(p, q, i, j, s, k, chunks, NULL, NULL);
         return APSOLVE_OK;
     }
     /* Each range's entries are written from p's, never from q's, and in
@@ -240,15 +278,71 @@ int apsolve_recompute_layers_compose_all(const ApsolveProblem *p, ApsolveProblem
             sib[c] = sibling(p, s, c, COSTDB_RECOMPUTE_NONE);
         for (int m = 1; m * chunks <= L; m++)
             for (int i = 0; i + m * chunks <= L; i++)
-                compose_range(p, q, i, i + m * chunks - 1, s, k, chunks, sib);
+                compose_range(p, q, i, i + m * chunks - 1, s, k, chunks, sib, NULL);
         if (q != p) /* the ranges the chunks do not split: stored entries (none in place) */
             for (int i = 0; i < L; i++)
                 for (int j = i; j < L; j++)
                     if ((j - i + 1) % chunks)
-                        compose_range(p, q, i, j, s, k, chunks, sib);
+                        compose_range(p, q, i, j, s, k, chunks, sib, NULL);
     }
     free(sib);
     return APSOLVE_OK;
+}
+
+static void compose_task(void *ctx, int i)
+{
+    ComposePart *t = (ComposePart *)ctx + i;
+    const ApsolveProblem *p = t->p;
+    for (int s = t->s0; s < t->s1; s++) {
+        for (int c = 0; c < p->num_configs; c++)
+            t->sib[c] = sibling(p, s, c, COSTDB_RECOMPUTE_NONE);
+        for (int m = 1; m * t->chunks <= p->num_layers; m++)
+            for (int a = 0; a + m * t->chunks <= p->num_layers; a++)
+                compose_range(p, t->p, a, a + m * t->chunks - 1, s, t->k, t->chunks, t->sib, t);
+    }
+}
+
+int apsolve_recompute_layers_compose_all_threads(ApsolveProblem *p, int k, int chunks,
+                                                 int threads)
+{
+    int S = p->num_submeshes, C = p->num_configs, full = 0, half = 0, mid, e = APSOLVE_OK;
+    ComposePart t[2];
+    if (threads < 2 || S < 2 || !p->memory || !p->times || chunks < 1)
+        return apsolve_recompute_layers_compose_all(p, p, k, chunks);
+    /* two parts of whole submeshes, of about as many `full` configs: in
+     * place a range reads no entry another range writes (compose_all), so
+     * the parts' puts in place give the serial ones; a put that appends to
+     * a slot table waits, the parts' in their order after them, which is
+     * the serial order of the appends (part 0's submeshes come first) */
+    for (int x = 0; x < S * C; x++)
+        full += p->configs[x].valid && p->configs[x].variant.recompute == COSTDB_RECOMPUTE_FULL;
+    for (mid = 0; mid < S - 1 && half < full / 2; mid++)
+        for (int c = 0; c < C; c++)
+            half += p->configs[(size_t)mid * C + c].valid &&
+                    p->configs[(size_t)mid * C + c].variant.recompute == COSTDB_RECOMPUTE_FULL;
+    if (mid == 0)
+        mid = 1;
+    for (int i = 0; i < 2; i++)
+        t[i] = (ComposePart){p, k, chunks, i ? mid : 0, i ? S : mid, 0,
+                             malloc((size_t)C * sizeof(int)), NULL, 0, 0};
+    if (!t[0].sib || !t[1].sib) {
+        free(t[0].sib);
+        free(t[1].sib);
+        return apsolve_recompute_layers_compose_all(p, p, k, chunks);
+    }
+    apsolve_pool_run(threads, 2, compose_task, t);
+    if (t[0].nomem || t[1].nomem) /* the held puts lost: the serial compose, which writes
+                                   * the same entries and appends those still without */
+        e = apsolve_recompute_layers_compose_all(p, p, k, chunks);
+    else
+        for (int i = 0; i < 2; i++)
+            for (size_t j = 0; j < t[i].n; j++)
+                put(p, t[i].d[j].idx, &t[i].d[j].r);
+    for (int i = 0; i < 2; i++) {
+        free(t[i].sib);
+        free(t[i].d);
+    }
+    return e;
 }
 
 int apsolve_recompute_layers_problem(const ApsolveProblem *p, const ApsolveStageSpec *specs,

@@ -68,6 +68,10 @@ int apsolve_recompute_layers_compose(const ApsolveProblem *p, ApsolveProblem *q,
  * problem of one k: session_autorl.c). */
 int apsolve_recompute_layers_compose_all(const ApsolveProblem *p, ApsolveProblem *q, int k,
                                          int chunks);
+/* compose_all in place (q = p) on up to threads threads: its submeshes in
+ * two parts; the same entries, and the same slot tables byte for byte. */
+int apsolve_recompute_layers_compose_all_threads(ApsolveProblem *p, int k, int chunks,
+                                                 int threads);
 
 /* A floor of the cost (fwd + bwd) of every entry compose_all writes at
  * each k, from the stored entries alone: floor[k] for k = 1 .. L / chunks

@@ -186,7 +186,7 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
             st.priced++; /* a plan fits, none beats the best so far */
             continue;
         }
-        apsolve_recompute_layers_compose_all(p, p, k, chunks);
+        apsolve_recompute_layers_compose_all_threads(p, k, chunks, cut.threads);
         /* a K that cannot beat the best so far is priced only as far as
          * whether a plan fits (the count said below) */
         e = apsolve_solve_to_beat(p, &o, st.best ? st.best : plain,
@@ -235,7 +235,7 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
     if (snap)
         apsolve_recompute_layers_put_back(p, snap, st.best_n);
     else
-        apsolve_recompute_layers_compose_all(p, p, st.best_n, chunks);
+        apsolve_recompute_layers_compose_all_threads(p, st.best_n, chunks, cut.threads);
     apsolve_recompute_layers_saved_free(&snap);
     apsolve_recompute_layers_stages_say(a, st.best, p, p, st.best_n, chunks);
     apsolve_plan_free(&r->s->autop);

@@ -82,6 +82,40 @@ static ApsolveProblem *made_up(int L, unsigned seed)
     return p;
 }
 
+/* Whether the slot tables of x and y are the same byte for byte (the
+ * cells' slots, the figures held). */
+static int same_slots(const ApsolveProblem *x, const ApsolveProblem *y)
+{
+    size_t n = apsolve_problem_cells(x);
+    return x->times->n == y->times->n && x->memory->n == y->memory->n &&
+           !memcmp(x->times->slot, y->times->slot, n * sizeof *x->times->slot) &&
+           !memcmp(x->memory->slot, y->memory->slot, n * sizeof *x->memory->slot) &&
+           !memcmp(x->times->figs, y->times->figs, x->times->n * sizeof *x->times->figs) &&
+           !memcmp(x->memory->figs, y->memory->figs, x->memory->n * sizeof *x->memory->figs);
+}
+
+/* compose_all in place on 2 and 3 threads (compose_all_threads): p
+ * composed on one (in place, at k) exactly, and a clone of before composed
+ * in place on one thread too, its slot tables byte for byte (the appends
+ * of the two parts in the serial order). */
+static void check_threads(const ApsolveProblem *before, const ApsolveProblem *p, int k,
+                          int chunks)
+{
+    ApsolveProblem *one = NULL;
+    CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(before, &one), APSOLVE_OK);
+    CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(one, one, k, chunks), APSOLVE_OK);
+    for (int threads = 2; threads <= 3; threads++) {
+        ApsolveProblem *w = NULL;
+        CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(before, &w), APSOLVE_OK);
+        CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all_threads(w, k, chunks, threads),
+                        APSOLVE_OK);
+        CU_ASSERT(oracle_same_problem(w, p));
+        CU_ASSERT(same_slots(w, one));
+        apsolve_problem_free(&w);
+    }
+    apsolve_problem_free(&one);
+}
+
 /* For every chunk count and k of p, in the order of the auto search:
  * composed in place is a fresh clone composed; put back is p as it was. */
 static void check_in_place(ApsolveProblem *p)
@@ -98,6 +132,7 @@ static void check_in_place(ApsolveProblem *p)
                             APSOLVE_OK);
             CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(p, p, k, chunks), APSOLVE_OK);
             CU_ASSERT(oracle_same_problem(p, q));
+            check_threads(before, p, k, chunks);
             /* the step changed something: the test reads composed entries */
             CU_ASSERT(!oracle_same_problem(p, before));
             apsolve_recompute_layers_put_back(p, saved, k);
