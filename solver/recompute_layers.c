@@ -13,6 +13,7 @@
 #include <stdlib.h>
 
 #include "recompute_layers.h"
+#include "search_pool.h"
 #include "solver_int.h"
 
 /* One entry's figures: its own when it has a time, else those the sweep
@@ -172,8 +173,46 @@ static void restore(ApsolveProblem *q, const ApsolveProblem *p, size_t idx)
  * is recomputed: the layers do not split into the chunks, or k reaches a
  * chunk's layers). sib: each config's `none` sibling on s (sibling), or
  * NULL to look it up. */
+/* A composed entry whose put would append to a slot table (its cell has
+ * no memory figures or times of its own), held by a part of
+ * compose_all_threads and put after the parts, in the serial order. */
+typedef struct Deferred {
+    size_t idx;
+    ApsolveRecomputeLayers r;
+} Deferred;
+
+/* Submeshes s0 .. s1 - 1 of compose_all in place on a thread (compose_all_threads). */
+typedef struct ComposePart {
+    ApsolveProblem *p;
+    int k, chunks, s0, s1, nomem;
+    int *sib;
+    Deferred *d;
+    size_t n, cap;
+} ComposePart;
+
+/* Puts r at idx of q, or (part, a put that appends) holds it in part. */
+static void put_or_defer(ApsolveProblem *q, size_t idx, const ApsolveRecomputeLayers *r,
+                         ComposePart *part)
+{
+    if (!part || (q->times->slot[idx] && q->memory->slot[idx])) {
+        put(q, idx, r); /* in place: its own slots, no other cell's */
+        return;
+    }
+    if (part->n == part->cap) {
+        size_t cap = part->cap ? 2 * part->cap : 1024;
+        Deferred *d = realloc(part->d, cap * sizeof *d);
+        if (!d) {
+            part->nomem = 1;
+            return;
+        }
+        part->d = d;
+        part->cap = cap;
+    }
+    part->d[part->n++] = (Deferred){idx, *r};
+}
+
 static void compose_range(const ApsolveProblem *p, ApsolveProblem *q, int start, int end, int s,
-                          int k, int chunks, const int *sib)
+                          int k, int chunks, const int *sib, ComposePart *part)
 {
     int layers = end - start + 1;
     int whole = layers % chunks || k >= layers / chunks; /* every layer recomputed */
@@ -194,7 +233,7 @@ static void compose_range(const ApsolveProblem *p, ApsolveProblem *q, int start,
                           why, sizeof why))
             q->cost[idx] = INFINITY; /* no such stage can be priced */
         else
-            put(q, idx, &r);
+            put_or_defer(q, idx, &r, part);
     }
 }
 
@@ -207,7 +246,7 @@ int apsolve_recompute_layers_compose(const ApsolveProblem *p, ApsolveProblem *q,
         const ApsolveStageSpec *sp = &specs[t];
         int s = apsolve_find_submesh(q, sp->hosts, sp->gpus);
         if (s >= 0)
-            compose_range(p, q, sp->start_layer, sp->end_layer, s, k, chunks, NULL);
+            compose_range(p, q, sp->start_layer, sp->end_layer, s, k, chunks, NULL, NULL);
     }
     return APSOLVE_OK;
 }
@@ -224,7 +263,7 @@ int apsolve_recompute_layers_compose_all(const ApsolveProblem *p, ApsolveProblem
         for (int i = 0; i < L; i++)
             for (int j = i; j < L; j++)
                 for (int s = 0; s < S; s++)
-                    compose_range(p, q, i, j, s, k, chunks, NULL);
+                    compose_range(p, q, i, j, s, k, chunks, NULL, NULL);
         return APSOLVE_OK;
     }
     /* Each range's entries are written from p's, never from q's, and in
@@ -239,15 +278,71 @@ int apsolve_recompute_layers_compose_all(const ApsolveProblem *p, ApsolveProblem
             sib[c] = sibling(p, s, c, COSTDB_RECOMPUTE_NONE);
         for (int m = 1; m * chunks <= L; m++)
             for (int i = 0; i + m * chunks <= L; i++)
-                compose_range(p, q, i, i + m * chunks - 1, s, k, chunks, sib);
+                compose_range(p, q, i, i + m * chunks - 1, s, k, chunks, sib, NULL);
         if (q != p) /* the ranges the chunks do not split: stored entries (none in place) */
             for (int i = 0; i < L; i++)
                 for (int j = i; j < L; j++)
                     if ((j - i + 1) % chunks)
-                        compose_range(p, q, i, j, s, k, chunks, sib);
+                        compose_range(p, q, i, j, s, k, chunks, sib, NULL);
     }
     free(sib);
     return APSOLVE_OK;
+}
+
+static void compose_task(void *ctx, int i)
+{
+    ComposePart *t = (ComposePart *)ctx + i;
+    const ApsolveProblem *p = t->p;
+    for (int s = t->s0; s < t->s1; s++) {
+        for (int c = 0; c < p->num_configs; c++)
+            t->sib[c] = sibling(p, s, c, COSTDB_RECOMPUTE_NONE);
+        for (int m = 1; m * t->chunks <= p->num_layers; m++)
+            for (int a = 0; a + m * t->chunks <= p->num_layers; a++)
+                compose_range(p, t->p, a, a + m * t->chunks - 1, s, t->k, t->chunks, t->sib, t);
+    }
+}
+
+int apsolve_recompute_layers_compose_all_threads(ApsolveProblem *p, int k, int chunks,
+                                                 int threads)
+{
+    int S = p->num_submeshes, C = p->num_configs, full = 0, half = 0, mid, e = APSOLVE_OK;
+    ComposePart t[2];
+    if (threads < 2 || S < 2 || !p->memory || !p->times || chunks < 1)
+        return apsolve_recompute_layers_compose_all(p, p, k, chunks);
+    /* two parts of whole submeshes, of about as many `full` configs: in
+     * place a range reads no entry another range writes (compose_all), so
+     * the parts' puts in place give the serial ones; a put that appends to
+     * a slot table waits, the parts' in their order after them, which is
+     * the serial order of the appends (part 0's submeshes come first) */
+    for (int x = 0; x < S * C; x++)
+        full += p->configs[x].valid && p->configs[x].variant.recompute == COSTDB_RECOMPUTE_FULL;
+    for (mid = 0; mid < S - 1 && half < full / 2; mid++)
+        for (int c = 0; c < C; c++)
+            half += p->configs[(size_t)mid * C + c].valid &&
+                    p->configs[(size_t)mid * C + c].variant.recompute == COSTDB_RECOMPUTE_FULL;
+    if (mid == 0)
+        mid = 1;
+    for (int i = 0; i < 2; i++)
+        t[i] = (ComposePart){p, k, chunks, i ? mid : 0, i ? S : mid, 0,
+                             malloc((size_t)C * sizeof(int)), NULL, 0, 0};
+    if (!t[0].sib || !t[1].sib) {
+        free(t[0].sib);
+        free(t[1].sib);
+        return apsolve_recompute_layers_compose_all(p, p, k, chunks);
+    }
+    apsolve_pool_run(threads, 2, compose_task, t);
+    if (t[0].nomem || t[1].nomem) /* the held puts lost: the serial compose, which writes
+                                   * the same entries and appends those still without */
+        e = apsolve_recompute_layers_compose_all(p, p, k, chunks);
+    else
+        for (int i = 0; i < 2; i++)
+            for (size_t j = 0; j < t[i].n; j++)
+                put(p, t[i].d[j].idx, &t[i].d[j].r);
+    for (int i = 0; i < 2; i++) {
+        free(t[i].sib);
+        free(t[i].d);
+    }
+    return e;
 }
 
 int apsolve_recompute_layers_problem(const ApsolveProblem *p, const ApsolveStageSpec *specs,
@@ -265,53 +360,106 @@ int apsolve_recompute_layers_problem(const ApsolveProblem *p, const ApsolveStage
     return APSOLVE_OK;
 }
 
-int apsolve_recompute_layers_floors(const ApsolveProblem *p, int chunks, double *floor)
+/* apsolve_recompute_layers_floors over the configs (s, c) of flat index
+ * s C + c in lo .. hi - 1 alone, into floor (+inf first) with least of 2 M:
+ * 0; 1 where some figure is negative or NaN (no floor: the caller's every
+ * floor[k] is 0). */
+static int floors_part(const ApsolveProblem *p, int chunks, int lo, int hi, double *least,
+                       double *floor)
 {
-    int L = p->num_layers, S = p->num_submeshes, C = p->num_configs, M;
-    double *least; /* [2 M] per config: its `full` ranges of each length, then its sibling's
-                    * `none` ones */
+    int L = p->num_layers, C = p->num_configs, M = L / chunks;
+    for (int k = 1; k < M; k++)
+        floor[k] = INFINITY;
+    for (int sc = lo; sc < hi; sc++) {
+        int s = sc / C, c = sc % C, cn;
+        const ApsolveConfig *cf = &p->configs[sc];
+        if (!cf->valid || cf->variant.recompute != COSTDB_RECOMPUTE_FULL ||
+            (cn = sibling(p, s, c, COSTDB_RECOMPUTE_NONE)) < 0)
+            continue; /* compose_range writes +inf or nothing */
+        for (int len = 1; len < M; len++)
+            for (int r = 0; r < 2; r++) {
+                double *x = &least[(size_t)r * M + len];
+                *x = INFINITY;
+                for (int a = 0; a + len <= L; a++) {
+                    Figures f;
+                    if (figures(p, a, a + len - 1, s, r ? cn : c, &f))
+                        continue; /* no entry made of it has a time */
+                    if (!(f.fwd >= 0) || !(f.bwd >= 0))
+                        return 1;
+                    *x = f.fwd + f.bwd < *x ? f.fwd + f.bwd : *x;
+                }
+            }
+        /* a stage of chunks of m > k layers: per chunk its first k
+         * layers `full` and the other m - k `none` */
+        for (int k = 1; k < M; k++)
+            for (int m = k + 1; m <= M; m++) {
+                double x = (double)chunks * (least[k] + least[(size_t)M + m - k]);
+                floor[k] = x < floor[k] ? x : floor[k];
+            }
+    }
+    return 0;
+}
+
+/* One part of the floors on a thread (apsolve_recompute_layers_floors_threads). */
+typedef struct FloorsPart {
+    const ApsolveProblem *p;
+    int chunks, lo, hi, none;
+    double *least, *floor;
+} FloorsPart;
+
+static void floors_task(void *ctx, int i)
+{
+    FloorsPart *t = (FloorsPart *)ctx + i;
+    t->none = floors_part(t->p, t->chunks, t->lo, t->hi, t->least, t->floor);
+}
+
+int apsolve_recompute_layers_floors_threads(const ApsolveProblem *p, int chunks, double *floor,
+                                            int threads)
+{
+    int L = p->num_layers, SC = p->num_submeshes * p->num_configs, M, mid = SC, half = 0;
+    double *least; /* [2 M] per part: its config's `full` ranges of each length, then its
+                    * sibling's `none` ones; then the second part's floors */
+    FloorsPart t[2];
     if (!p->memory || !p->times || chunks < 1 || L / chunks < 2)
         return APSOLVE_EINVAL;
     M = L / chunks;
-    for (int k = 1; k < M; k++)
-        floor[k] = INFINITY;
-    if (!(least = malloc(2 * (size_t)M * sizeof *least)))
+    /* two parts of about as many `full` configs: each floor[k] is the
+     * least of its terms, which is the least of the two parts' least (no
+     * term is NaN: a NaN figure gives no floor, in either part); one
+     * without the memory for the second part's scratch */
+    if (threads >= 2) {
+        int full = 0;
+        for (int sc = 0; sc < SC; sc++)
+            full += p->configs[sc].valid &&
+                    p->configs[sc].variant.recompute == COSTDB_RECOMPUTE_FULL;
+        for (mid = 0; full >= 2 && mid < SC && half < full / 2; mid++)
+            half += p->configs[mid].valid &&
+                    p->configs[mid].variant.recompute == COSTDB_RECOMPUTE_FULL;
+        if (full < 2)
+            mid = SC;
+    }
+    if (!(least = malloc((mid < SC ? 5 : 2) * (size_t)M * sizeof *least)) && mid < SC) {
+        mid = SC;
+        least = malloc(2 * (size_t)M * sizeof *least);
+    }
+    if (!least)
         return APSOLVE_ENOMEM;
-    for (int s = 0; s < S; s++)
-        for (int c = 0; c < C; c++) {
-            const ApsolveConfig *cf = &p->configs[(size_t)s * C + c];
-            int cn;
-            if (!cf->valid || cf->variant.recompute != COSTDB_RECOMPUTE_FULL ||
-                (cn = sibling(p, s, c, COSTDB_RECOMPUTE_NONE)) < 0)
-                continue; /* compose_range writes +inf or nothing */
-            for (int len = 1; len < M; len++)
-                for (int r = 0; r < 2; r++) {
-                    double *x = &least[(size_t)r * M + len];
-                    *x = INFINITY;
-                    for (int a = 0; a + len <= L; a++) {
-                        Figures f;
-                        if (figures(p, a, a + len - 1, s, r ? cn : c, &f))
-                            continue; /* no entry made of it has a time */
-                        if (!(f.fwd >= 0) || !(f.bwd >= 0)) {
-                            /* no floor: nothing left out */
-                            for (int k = 1; k < M; k++)
-                                floor[k] = 0;
-                            free(least);
-                            return APSOLVE_OK;
-                        }
-                        *x = f.fwd + f.bwd < *x ? f.fwd + f.bwd : *x;
-                    }
-                }
-            /* a stage of chunks of m > k layers: per chunk its first k
-             * layers `full` and the other m - k `none` */
-            for (int k = 1; k < M; k++)
-                for (int m = k + 1; m <= M; m++) {
-                    double x = (double)chunks * (least[k] + least[(size_t)M + m - k]);
-                    floor[k] = x < floor[k] ? x : floor[k];
-                }
-        }
+    t[0] = (FloorsPart){p, chunks, 0, mid, 0, least, floor};
+    if (mid < SC)
+        t[1] = (FloorsPart){p, chunks, mid, SC, 0, least + 2 * (size_t)M, least + 4 * (size_t)M};
+    apsolve_pool_run(threads, mid < SC ? 2 : 1, floors_task, t);
+    for (int k = 1; k < M; k++)
+        if (t[0].none || (mid < SC && t[1].none))
+            floor[k] = 0; /* no floor: nothing left out */
+        else if (mid < SC)
+            floor[k] = t[1].floor[k] < floor[k] ? t[1].floor[k] : floor[k];
     free(least);
     return APSOLVE_OK;
+}
+
+int apsolve_recompute_layers_floors(const ApsolveProblem *p, int chunks, double *floor)
+{
+    return apsolve_recompute_layers_floors_threads(p, chunks, floor, 1);
 }
 
 /* One `full` entry as it was: every table compose_range writes. */

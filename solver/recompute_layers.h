@@ -68,6 +68,10 @@ int apsolve_recompute_layers_compose(const ApsolveProblem *p, ApsolveProblem *q,
  * problem of one k: session_autorl.c). */
 int apsolve_recompute_layers_compose_all(const ApsolveProblem *p, ApsolveProblem *q, int k,
                                          int chunks);
+/* compose_all in place (q = p) on up to threads threads: its submeshes in
+ * two parts; the same entries, and the same slot tables byte for byte. */
+int apsolve_recompute_layers_compose_all_threads(ApsolveProblem *p, int k, int chunks,
+                                                 int threads);
 
 /* A floor of the cost (fwd + bwd) of every entry compose_all writes at
  * each k, from the stored entries alone: floor[k] for k = 1 .. L / chunks
@@ -83,6 +87,11 @@ int apsolve_recompute_layers_compose_all(const ApsolveProblem *p, ApsolveProblem
  * margin). APSOLVE_OK; APSOLVE_ENOMEM; APSOLVE_EINVAL without memory
  * figures or with fewer than 2 layers a chunk. */
 int apsolve_recompute_layers_floors(const ApsolveProblem *p, int chunks, double *floor);
+/* The same floors on up to threads threads (the caller's among them): the
+ * `full` configs in two parts, each part's floors the least of its terms,
+ * the least of the two taken; every floor[k] as one thread makes it. */
+int apsolve_recompute_layers_floors_threads(const ApsolveProblem *p, int chunks, double *floor,
+                                            int threads);
 
 /* compose_all in p itself (q = p), without a copy of the whole table: it
  * reads, of every range, only its own `full` entry (before writing it),

@@ -82,6 +82,7 @@ typedef struct RlCut {
                                        * it (keeping the headroom where one is asked): -inf
                                        * unknown */
     double stored_tried;              /* the least bar they were solved against (+inf) */
+    int threads;                      /* the floor's (--threads) */
 } RlCut;
 
 /* Whether k's problem (p with compose_all's entries at k) has a plan that
@@ -119,7 +120,8 @@ static int left_out(RlCut *cut, ApsolveProblem *p, const ApsolveOptions *o0,
         int kmax = p->num_layers / chunks - 1;
         cut->made = 1;
         if ((cut->floor = malloc(((size_t)kmax + 1) * sizeof *cut->floor)) &&
-            apsolve_recompute_layers_floors(p, chunks, cut->floor) != APSOLVE_OK) {
+            apsolve_recompute_layers_floors_threads(p, chunks, cut->floor, cut->threads) !=
+                APSOLVE_OK) {
             free(cut->floor);
             cut->floor = NULL;
         }
@@ -153,7 +155,7 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
     ApsolveRecomputeSaved *saved = NULL, *snap = NULL;
     ApsolveOptions o0;
     ApsolveAutoStep st = {.plain = plain, .plain_h = r->auto_c.opt.search_headroom};
-    RlCut cut = {NULL, 0, -INFINITY, INFINITY};
+    RlCut cut = {NULL, 0, -INFINITY, INFINITY, apsolve_run_threads(r)};
     int chunks, kmax;
     if (a->parallel || a->opt.inference || a->batch > 0 || !plain || plain->cp > 1 ||
         plain->ep > 1 || !p || !p->memory || !p->times)
@@ -184,7 +186,7 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
             st.priced++; /* a plan fits, none beats the best so far */
             continue;
         }
-        apsolve_recompute_layers_compose_all(p, p, k, chunks);
+        apsolve_recompute_layers_compose_all_threads(p, k, chunks, cut.threads);
         /* a K that cannot beat the best so far is priced only as far as
          * whether a plan fits (the count said below) */
         e = apsolve_solve_to_beat(p, &o, st.best ? st.best : plain,
@@ -233,7 +235,7 @@ int apsolve_run_auto_recompute_layers(ApsolveRun *r)
     if (snap)
         apsolve_recompute_layers_put_back(p, snap, st.best_n);
     else
-        apsolve_recompute_layers_compose_all(p, p, st.best_n, chunks);
+        apsolve_recompute_layers_compose_all_threads(p, st.best_n, chunks, cut.threads);
     apsolve_recompute_layers_saved_free(&snap);
     apsolve_recompute_layers_stages_say(a, st.best, p, p, st.best_n, chunks);
     apsolve_plan_free(&r->s->autop);

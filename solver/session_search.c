@@ -23,65 +23,6 @@
 #include "session_int.h"
 #include "solver_int.h"
 
-void apsolve_cand_free(ApsolveCand *c)
-{
-    if (c->borrowed)
-        c->p = NULL; /* main_c's: freed with it */
-    else
-        apsolve_problem_free(&c->p);
-    c->borrowed = 0;
-}
-
-/* Loads sweep id as a candidate with B = global_batch / micro. */
-int apsolve_cand_load(Costdb *db, const ApsolveRequest *a, int64_t id, int64_t global_batch,
-                      int64_t micro, int B, ApsolveCand *c)
-{
-    char why[256];
-    int e;
-    memset(c, 0, sizeof *c);
-    c->sweep = id;
-    if (costdb_sweep_get(db, id, &c->sw))
-        return apsolve_fail(a, APSOLVE_ERROR_FAILED, "sweep %lld: %s", (long long)id,
-                            costdb_errmsg(db));
-    c->opt = a->opt;
-    c->opt.micro_batches = B;
-    c->global_batch = global_batch;
-    c->micro = micro;
-    e = apsolve_problem_from_db_msg(db, id, &c->opt, &c->p, why, sizeof why);
-    if (e)
-        return apsolve_fail(a, APSOLVE_ERROR_FAILED, "sweep %lld: %s", (long long)id,
-                            e == APSOLVE_EDB ? costdb_errmsg(db)
-                                             : why[0] ? why : apsolve_strerror(e));
-    return 0;
-}
-
-void apsolve_plan_batch(ApsolvePlan *pl, const ApsolveCand *c)
-{
-    pl->global_batch = c->global_batch;
-    pl->micro_batch_size = c->micro;
-}
-
-int apsolve_plan_better(const ApsolvePlan *x, const ApsolvePlan *y)
-{
-    return !y || x->total_cost < y->total_cost ||
-           (x->total_cost == y->total_cost && x->cost < y->cost);
-}
-
-double apsolve_full_price_scaled(Costdb *db, int64_t sweep, const ApsolvePlan *pl,
-                                 double activation_scale)
-{
-    ApsolveFullEstimate f;
-    if (apsolve_full_estimate_ex(db, sweep, pl, activation_scale, &f, NULL) == 0 &&
-        f.available && isfinite(f.total))
-        return f.total;
-    return pl->total_cost;
-}
-
-double apsolve_full_price(Costdb *db, int64_t sweep, const ApsolvePlan *pl)
-{
-    return apsolve_full_price_scaled(db, sweep, pl, 1.0);
-}
-
 /* The least cost of a stage of at least v layers that starts at layer 0
  * or ends at layer L - 1, whichever is larger: every plan whose stages hold
  * whole chunks of v layers has such a first and last stage, so B x this is
@@ -120,6 +61,8 @@ typedef struct ChunkRun {
     double base;                      /* every family's first plan to beat */
     double best[3];
     int ended;                        /* the interleaved family ended */
+    int zb;                           /* -1, or whether the zero-bubble families run
+                                       * (apsolve_zero_bubble_known), said by the first */
 } ChunkRun;
 
 static void chunk_lock(ChunkRun *cr)
@@ -384,40 +327,61 @@ typedef struct ChunkTask {
                                        * its own */
     const ApsolveDpShared *lend;      /* sh NULL: the first family's, lent once it ended */
     int kind, vmax, verdict, e;
+    ApsolveStageFloor fl;             /* the family's floor, when have */
+    int have;
 } ChunkTask;
+
+/* The interleaved ZB family (task 1, which the pool starts beside the interleaved one):
+ * whether the zero-bubble families run (a walk of every entry, no longer on the first
+ * thread before any family starts), and both zero-bubble families' floors with their
+ * roots (of p alone: as each family made its own), made while it would wait idle and
+ * ZB-V's no longer on the thread that ends the interleaved family; then cr->zb. */
+static void chunk_zb_ready(ChunkRun *cr, ChunkTask *t)
+{
+    int zb = apsolve_zero_bubble_known(&t[1].c);
+    for (int f = 1; zb && f <= 2; f++)
+        if ((t[f].have = apsolve_stage_floor_init_plain(&t[f].fl, t[f].c.p) == APSOLVE_OK))
+            apsolve_stage_floor_roots(&t[f].fl);
+    pthread_mutex_lock(&cr->lock);
+    cr->zb = zb;
+    pthread_cond_broadcast(&cr->news);
+    pthread_mutex_unlock(&cr->lock);
+}
 
 static void chunk_task(void *ctx, int i)
 {
     ChunkTask *t = (ChunkTask *)ctx + i;
-    ApsolveStageFloor fl;
-    ApsolveDpShared *own = t->sh ? NULL : apsolve_dp_shared_new();
-    int have;
-    if (!t->sh && !own) {
-        t->e = APSOLVE_ENOMEM;
-        chunk_publish(t->cr, i, INFINITY, 1); /* a later family waits for none */
-        return;
-    }
-    have = apsolve_stage_floor_init_plain(&fl, t->c.p) == APSOLVE_OK;
-    if (have && i > 0) /* ZB's roots (made once, of p alone) made while it would wait idle */
-        apsolve_stage_floor_roots(&fl);
+    ApsolveDpShared *own = NULL;
+    int zb;
+    if (i == 1)
+        chunk_zb_ready(t->cr, t - 1);
+    else if (i == 0)
+        t->have = apsolve_stage_floor_init_plain(&t->fl, t->c.p) == APSOLVE_OK;
     /* the zero-bubble families wait for the interleaved one's plan to beat
      * (started before them: the pool takes the tasks in order), the
      * serial search's: from a weaker one they search much more (a ZB
      * search from the interleaved family's first plan took 1.7 times the
      * serial ZB and ZB-V searches together) */
     pthread_mutex_lock(&t->cr->lock);
-    while (i > 0 && !t->cr->ended)
+    while (i > 0 && (t->cr->zb < 0 || (t->cr->zb && !t->cr->ended)))
         pthread_cond_wait(&t->cr->news, &t->cr->lock);
+    zb = t->cr->zb;
     pthread_mutex_unlock(&t->cr->lock);
-    /* the first family's table (seen after the lock) no longer changes, and this
-     * family's would be the same (apsolve_dp_shared_borrow) */
-    if (own && t->lend)
-        apsolve_dp_shared_borrow(own, t->lend);
-    t->e = try_chunks(t->db, &t->c, &t->pl, t->kind, 2, t->vmax, t->verdict, own ? own : t->sh,
-                      have ? &fl : NULL, t->cr, i);
-    chunk_publish(t->cr, i, INFINITY, 1);
-    if (have)
-        apsolve_stage_floor_free(&fl);
+    if (i > 0 && !zb)
+        return; /* no zero-bubble family: none made its floor */
+    if (!t->sh && !(own = apsolve_dp_shared_new())) {
+        t->e = APSOLVE_ENOMEM;
+    } else {
+        /* the first family's table (seen after the lock) no longer changes, and this
+         * family's would be the same (apsolve_dp_shared_borrow) */
+        if (own && t->lend)
+            apsolve_dp_shared_borrow(own, t->lend);
+        t->e = try_chunks(t->db, &t->c, &t->pl, t->kind, 2, t->vmax, t->verdict,
+                          own ? own : t->sh, t->have ? &t->fl : NULL, t->cr, i);
+    }
+    chunk_publish(t->cr, i, INFINITY, 1); /* a later family waits for none */
+    if (t->have)
+        apsolve_stage_floor_free(&t->fl);
     apsolve_dp_shared_free(own);
 }
 
@@ -439,13 +403,13 @@ static int chunked_threads(Costdb *db, ApsolveCand *c, ApsolvePlan **pl, Apsolve
     for (int f = 0; f < 3; f++)
         cr.best[f] = INFINITY;
     cr.ended = 0;
+    cr.zb = -1;
+    /* the zero-bubble families' tasks always: the first says whether they run */
     t[n++] = (ChunkTask){db, &cr, *c, NULL, sh, NULL, APSOLVE_SCHEDULE_INTERLEAVED,
-                         c->p->num_layers, 0, 0};
-    if (apsolve_zero_bubble_known(c)) {
-        t[n++] = (ChunkTask){db, &cr, *c, NULL, NULL, sh, APSOLVE_SCHEDULE_INTERLEAVED_ZB,
-                             c->p->num_layers, 1, 0};
-        t[n++] = (ChunkTask){db, &cr, *c, NULL, NULL, sh, APSOLVE_SCHEDULE_ZBV, 2, 1, 0};
-    }
+                         c->p->num_layers, 0, 0, .have = 0};
+    t[n++] = (ChunkTask){db, &cr, *c, NULL, NULL, sh, APSOLVE_SCHEDULE_INTERLEAVED_ZB,
+                         c->p->num_layers, 1, 0, .have = 0};
+    t[n++] = (ChunkTask){db, &cr, *c, NULL, NULL, sh, APSOLVE_SCHEDULE_ZBV, 2, 1, 0, .have = 0};
     if (pthread_mutex_init(&cr.lock, NULL))
         return APSOLVE_ENOMEM;
     if (pthread_cond_init(&cr.news, NULL)) {

@@ -82,6 +82,40 @@ static ApsolveProblem *made_up(int L, unsigned seed)
     return p;
 }
 
+/* Whether the slot tables of x and y are the same byte for byte (the
+ * cells' slots, the figures held). */
+static int same_slots(const ApsolveProblem *x, const ApsolveProblem *y)
+{
+    size_t n = apsolve_problem_cells(x);
+    return x->times->n == y->times->n && x->memory->n == y->memory->n &&
+           !memcmp(x->times->slot, y->times->slot, n * sizeof *x->times->slot) &&
+           !memcmp(x->memory->slot, y->memory->slot, n * sizeof *x->memory->slot) &&
+           !memcmp(x->times->figs, y->times->figs, x->times->n * sizeof *x->times->figs) &&
+           !memcmp(x->memory->figs, y->memory->figs, x->memory->n * sizeof *x->memory->figs);
+}
+
+/* compose_all in place on 2 and 3 threads (compose_all_threads): p
+ * composed on one (in place, at k) exactly, and a clone of before composed
+ * in place on one thread too, its slot tables byte for byte (the appends
+ * of the two parts in the serial order). */
+static void check_threads(const ApsolveProblem *before, const ApsolveProblem *p, int k,
+                          int chunks)
+{
+    ApsolveProblem *one = NULL;
+    CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(before, &one), APSOLVE_OK);
+    CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(one, one, k, chunks), APSOLVE_OK);
+    for (int threads = 2; threads <= 3; threads++) {
+        ApsolveProblem *w = NULL;
+        CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(before, &w), APSOLVE_OK);
+        CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all_threads(w, k, chunks, threads),
+                        APSOLVE_OK);
+        CU_ASSERT(oracle_same_problem(w, p));
+        CU_ASSERT(same_slots(w, one));
+        apsolve_problem_free(&w);
+    }
+    apsolve_problem_free(&one);
+}
+
 /* For every chunk count and k of p, in the order of the auto search:
  * composed in place is a fresh clone composed; put back is p as it was. */
 static void check_in_place(ApsolveProblem *p)
@@ -98,6 +132,7 @@ static void check_in_place(ApsolveProblem *p)
                             APSOLVE_OK);
             CU_ASSERT_EQUAL(apsolve_recompute_layers_compose_all(p, p, k, chunks), APSOLVE_OK);
             CU_ASSERT(oracle_same_problem(p, q));
+            check_threads(before, p, k, chunks);
             /* the step changed something: the test reads composed entries */
             CU_ASSERT(!oracle_same_problem(p, before));
             apsolve_recompute_layers_put_back(p, saved, k);
@@ -164,12 +199,26 @@ static void test_kept(void)
  * session_autorl.c), and the floor is the least of them where each range
  * of a config has the same figures (so a tighter one fails); a negative
  * time: no floor. */
+/* apsolve_recompute_layers_floors_threads at 2 and 3 threads: fl (one
+ * thread's floors) byte for byte. */
+static void check_floors_threads(const ApsolveProblem *p, int chunks, const double *fl)
+{
+    for (int threads = 2; threads <= 3; threads++) {
+        double ft[16];
+        CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_floors_threads(p, chunks, ft, threads),
+                              APSOLVE_OK);
+        CU_ASSERT_EQUAL(memcmp(ft + 1, fl + 1, (size_t)(p->num_layers / chunks - 1) * sizeof *fl),
+                        0);
+    }
+}
+
 static void check_floors(const ApsolveProblem *p)
 {
     int L = p->num_layers, S = p->num_submeshes, C = p->num_configs;
     double fl[16];
     for (int chunks = 1; chunks <= 3 && L / chunks >= 2; chunks++) {
         CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_floors(p, chunks, fl), APSOLVE_OK);
+        check_floors_threads(p, chunks, fl);
         for (int k = 1; k < L / chunks; k++) {
             ApsolveProblem *q = NULL;
             CU_ASSERT_EQUAL_FATAL(apsolve_problem_clone(p, &q), APSOLVE_OK);
@@ -219,6 +268,7 @@ static void test_floors(void)
                 }
     for (int chunks = 1; chunks <= 3; chunks++) {
         CU_ASSERT_EQUAL_FATAL(apsolve_recompute_layers_floors(p, chunks, fl), APSOLVE_OK);
+        check_floors_threads(p, chunks, fl); /* the least on the last submesh: a second part's */
         for (int k = 1; k < 9 / chunks; k++) {
             ApsolveProblem *q = NULL;
             double least = INFINITY;
@@ -236,6 +286,11 @@ static void test_floors(void)
             apsolve_problem_free(&q);
         }
     }
+    /* a negative time on the last submesh (the second of two parts): no floor there either */
+    apsolve_times_own(p, apsolve_index(p, 2, 2, 2, 1))->bwd = -1.0;
+    CU_ASSERT_EQUAL(apsolve_recompute_layers_floors_threads(p, 1, fl, 2), APSOLVE_OK);
+    for (int k = 1; k < 9; k++)
+        CU_ASSERT_EQUAL(fl[k], 0);
     apsolve_times_own(p, apsolve_index(p, 2, 2, 1, 1))->bwd = -1.0; /* a `none` range */
     CU_ASSERT_EQUAL(apsolve_recompute_layers_floors(p, 1, fl), APSOLVE_OK);
     for (int k = 1; k < 9; k++)

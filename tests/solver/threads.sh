@@ -9,9 +9,13 @@
 # (interleaved, interleaved ZB, ZB-V) compete, and a long one at four
 # micro-batch sizes; each under one or more option sets, --threads 1 against 3 and the default: the JSON less solve_seconds
 # and stderr less the `solved in` line the same, the exit status too.
-# Usage: threads.sh APPROF APSOLVE
+# With SQLITE3, a small GPT whose auto plan is a zero-bubble one, and the
+# same sweep without the weight-gradient seconds (the zero-bubble families'
+# tasks, which say on a thread of their own whether they run, then run
+# none): the same plan at every N, a zero-bubble one only with the split.
+# Usage: threads.sh APPROF APSOLVE [SQLITE3]
 . "$(dirname "$0")/../lib.sh"
-approf=$1 apsolve=$2
+approf=$1 apsolve=$2 sq=$3
 w=$(mktemp -d) || fail "mktemp"
 trap 'rm -rf "$w"' EXIT
 
@@ -68,3 +72,16 @@ check all-zbv all --schedule zbv
 check sizes-alpa sizes --objective alpa
 grep -q "^apsolve: context parallelism cp=4 cp_comm=a2a wins" "$w/sizes-alpa.1" ||
   fail_with "$w/sizes-alpa.1" "sizes: cp wins"
+[ -n "$sq" ] || { echo "ok (no sqlite3: the zero-bubble cases skipped)"; exit 0; }
+"$approf" sweep --db "$w/zb.db" --quiet --model gpt --num-layers 8 --hidden 512 --heads 8 \
+  --seq-len 256 --vocab 1000 --cluster 1x4 --hardware h100-sxm --batch 32 --micro-batches 8 \
+  --layers 8 --dtype bf16 >"$w/out" 2>&1 || fail_with "$w/out" "gpt sweep"
+cp "$w/zb.db" "$w/nowg.db" || fail "copying the gpt sweep"
+"$sq" "$w/nowg.db" "update stage_cost set wgrad_cost = null" || fail "emptying wgrad_cost"
+check zb zb
+grep -q '"schedule": *"\(interleaved-zb\|zbv\)"' "$w/zb.1" || fail_with "$w/zb.1" "zb: a zero-bubble plan"
+check nowg nowg
+grep -q '^exit 0' "$w/nowg.1" || fail_with "$w/nowg.1" "nowg: exit status"
+grep -q '"schedule": *"\(interleaved-zb\|zbv\)"' "$w/nowg.1" &&
+  fail_with "$w/nowg.1" "nowg: a zero-bubble plan without the split"
+echo "ok"
