@@ -204,7 +204,7 @@ static double node_compute_cost(const ShardStage *st, int o, const ShardStrat *s
 }
 
 /* Strategy s of stage op o's slot in the node-cost table (st->node_costs);
- * mostly a cache miss, so the ILP's set-up prefetches two ops ahead. */
+ * mostly a cache miss, so the ILP's set-up prefetches four ops ahead. */
 static inline double *cost_slot(const ShardStage *st, int o, const ShardStrat *s)
 {
     return &st->node_costs[(size_t)st->ops[o].op * SHARD_COST_SLOTS +
@@ -614,8 +614,8 @@ static int build_and_solve(ApprofShardContext *ctx, ShardStage *st, const Approf
         memo->choices = choices;
         st->node_costs = shard_cost_table(ctx, &st->mesh);
         for (int o = 0; o < st->n_ops; o++) {
-            for (int a = 0; st->node_costs && o + 2 < st->n_ops && a < st->ops[o + 2].k; a++)
-                __builtin_prefetch(cost_slot(st, o + 2, &st->ops[o + 2].s[a]));
+            for (int a = 0; st->node_costs && o + 4 < st->n_ops && a < st->ops[o + 4].k; a++)
+                __builtin_prefetch(cost_slot(st, o + 4, &st->ops[o + 4].s[a]));
             for (int a = 0; a < st->ops[o].k; a++) {
                 cost[a] = node_cost(st, o, &st->ops[o].s[a]);
                 mem[a] = node_mem(st, o, &st->ops[o].s[a]);
