@@ -128,3 +128,11 @@ void shard_stage_ops_free(ApprofShardContext *ctx)
     ctx->kops = NULL;
     ctx->kops_next = 0;
 }
+
+/* Whether a reduce-scatter fuses (sharding_int.h; edge_matrix asks). */
+int shard_fuses_to_reduce_scatter(const ShardStage *st, int t, int x, ShardLayout lp,
+                                  ShardLayout lc, int producer_reduce_split)
+{
+    return producer_reduce_split && st->mesh.n[x] > 1 && lp.d[x] < 0 && lc.d[x] >= 0 &&
+           st->t_cons[t] == 1 && !st->t_out[t];
+}
