@@ -631,10 +631,10 @@ static int stage_key_part(ApprofShardContext *ctx, const ApprofShardRequest *req
     return rc;
 }
 
-int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *req,
-                             uint64_t key[2], int **tensors, int *n_tensors)
+int approf_shard_program_key_view(ApprofShardContext *ctx, const ApprofShardRequest *req,
+                                  uint64_t key[2], const int **tensors, int *n_tensors)
 {
-    int rc, *order = NULL;
+    int rc;
     if (!ctx || !req || !key || !tensors || !n_tensors)
         return APPROF_EINVAL;
     *tensors = NULL;
@@ -645,10 +645,6 @@ int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *
     const ProgKeyMemo *pk = NULL;
     if ((rc = shard_stage_setup_check(ctx, req)) || (rc = stage_key_part(ctx, req, levels, &pk)))
         return rc;
-    order = malloc((size_t)(pk->n_order > 0 ? pk->n_order : 1) * sizeof(int));
-    if (!order)
-        return APPROF_ENOMEM;
-    memcpy(order, pk->order, (size_t)pk->n_order * sizeof(int));
     ApprofHash128 h = pk->h;
     memcpy(ctx->skey_stage, pk->stage, sizeof pk->stage);
     ctx->skey = h;
@@ -667,8 +663,29 @@ int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *
         approf_hash128_word(&h, (uint64_t)pk->blk[b]);
     key[0] = h.a;
     key[1] = h.b;
-    *tensors = order;
+    /* the memo slot's own array: only a later key of ctx replaces it */
+    *tensors = pk->order;
     *n_tensors = pk->n_order;
+    return 0;
+}
+
+int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *req,
+                             uint64_t key[2], int **tensors, int *n_tensors)
+{
+    const int *view = NULL;
+    int n = 0, rc, *order;
+    if (!tensors || !n_tensors)
+        return APPROF_EINVAL;
+    *tensors = NULL;
+    *n_tensors = 0;
+    if ((rc = approf_shard_program_key_view(ctx, req, key, &view, &n)))
+        return rc;
+    order = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    if (!order)
+        return APPROF_ENOMEM;
+    memcpy(order, view, (size_t)n * sizeof(int));
+    *tensors = order;
+    *n_tensors = n;
     return 0;
 }
 

@@ -108,6 +108,11 @@ void approf_shard_context_stats(const ApprofShardContext *ctx, ApprofShardStats 
  * sees), the checkpoint blocks, the mesh and the variant. */
 int approf_shard_program_key(ApprofShardContext *ctx, const ApprofShardRequest *req,
                              uint64_t key[2], int **tensors, int *n_tensors);
+/* approf_shard_program_key without the copy: *tensors is ctx's own array,
+ * valid until the next program key asked of ctx (a stage's build does not
+ * touch it); the sweep asks for one key per tuple. */
+int approf_shard_program_key_view(ApprofShardContext *ctx, const ApprofShardRequest *req,
+                                  uint64_t key[2], const int **tensors, int *n_tensors);
 /* Counts one stage answered without approf_shard_stage (its program came
  * from a stage of equal key) as a reused ILP in the context's stats. */
 void approf_shard_note_reuse(ApprofShardContext *ctx);

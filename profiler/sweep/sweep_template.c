@@ -4,6 +4,8 @@
  * generations of open-addressing tables, and a template's placements as
  * runs of a repeated block of rows.
  */
+#include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +18,21 @@
 /* The longest block of rows looked for (a transformer layer holds a few
  * dozen placement rows). */
 #define RUN_PERIOD_MAX 128
+
+/* A stored template and its two entries in one block: a hit reads both,
+ * and the entries' lines are known (and fetched) with the template's,
+ * not only once its e pointer has come from memory. */
+typedef struct TemplateBlock {
+    ProgTemplate t;
+    TemplateEntry e[2];
+} TemplateBlock;
+
+/* Whether tp's entries live in its own block (template_store_put);
+ * compared as integers, tp being possibly a lone ProgTemplate. */
+static int entries_inline(const ProgTemplate *tp)
+{
+    return (uintptr_t)tp->e == (uintptr_t)tp + offsetof(TemplateBlock, e);
+}
 
 size_t template_cap_default(void)
 {
@@ -34,8 +51,9 @@ void template_free(ProgTemplate *tp)
     if (tp->e) {
         free(tp->e[0].error);
         free(tp->e[1].error);
+        if (!entries_inline(tp))
+            free(tp->e);
     }
-    free(tp->e);
     free(tp->run);
     tp->e = NULL;
     tp->run = NULL;
@@ -235,8 +253,14 @@ ProgTemplate *template_store_find(TemplateStore *s, const uint64_t key[2])
 {
     TemplateSlot *y = table_slot(&s->young, key), *o;
     ProgTemplate *t;
-    if (y && y->t)
+    if (y && y->t) {
+        /* the caller reads the entries next: their lines with the
+         * template's (one block, template_store_put) */
+        const char *b = (const char *)y->t;
+        for (size_t at = 64; at < sizeof(TemplateBlock); at += 64)
+            __builtin_prefetch(b + at);
         return y->t;
+    }
     o = table_slot(&s->old, key);
     if (!o || !o->t)
         return NULL;
@@ -262,13 +286,22 @@ int template_store_put(TemplateStore *s, ProgTemplate *tp)
 {
     TemplateSlot *slot;
     ProgTemplate *t;
+    TemplateBlock *b;
     int have = template_store_find(s, tp->key) != NULL;
-    if (have || table_reserve(&s->young) < 0 || !(t = malloc(sizeof *t))) {
+    if (have || table_reserve(&s->young) < 0 || !(b = malloc(sizeof *b))) {
         template_free(tp);
         memset(tp, 0, sizeof *tp);
         return have ? 0 : APPROF_ENOMEM;
     }
+    t = &b->t;
     *t = *tp;
+    if (tp->e) {
+        memcpy(b->e, tp->e, sizeof b->e);
+        free(tp->e);
+        t->e = b->e;
+    }
+    /* counted as when the entries had a block of their own (the cap's
+     * generations turn over where they did) */
     t->bytes = sizeof *t + BLOCK_OVERHEAD + template_bytes(t);
     slot = table_slot(&s->young, t->key);
     slot->key[0] = t->key[0];

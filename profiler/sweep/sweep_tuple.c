@@ -611,7 +611,8 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     ApprofMeasurement m[2];
     char why[512] = "";
     double t0 = costdb_monotonic_seconds(), t1;
-    int rc, *order = NULL, n_order = 0, have_key;
+    int rc, n_order = 0, have_key;
+    const int *order = NULL;
     uint64_t key[2] = {0, 0};
     ReuseSlot *slot;
 
@@ -635,8 +636,10 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     *n_placements = 0;
 
     /* A stage alike to one built before (same program key): its entries
-     * and placements without building the program. */
-    have_key = approf_shard_program_key(sw->shard, &req, key, &order, &n_order) == 0;
+     * and placements without building the program. order is the key
+     * memo's own array (no copy per tuple), kept until the next key: the
+     * build below asks for none. */
+    have_key = approf_shard_program_key_view(sw->shard, &req, key, &order, &n_order) == 0;
     const ProgTemplate *tp = have_key ? template_store_find(&sw->reuse.tpl, key) : NULL;
     if (tp && !tp->pl_kept && sw->group_owner[t->submesh][t->config] == t->config)
         tp = NULL;
@@ -656,7 +659,6 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         rc = wants_placements(sw, t, entries)
                  ? template_placements(tp, order, n_order, placements, cap)
                  : 0;
-        free(order);
         sum->t_sharding += costdb_monotonic_seconds() - t0;
         if (rc < 0)
             return rc;
@@ -668,10 +670,8 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     t1 = costdb_monotonic_seconds();
     sum->t_sharding += t1 - t0;
     if (rc < 0) {
-        if (rc == APPROF_ENOMEM) {
-            free(order);
+        if (rc == APPROF_ENOMEM)
             return rc;
-        }
         for (int ph = 0; ph < 2; ph++) {
             memset(&m[ph], 0, sizeof m[ph]);
             m[ph].status = rc == APPROF_ENOVARIANT ? COSTDB_STATUS_SKIPPED : COSTDB_STATUS_FAILED;
@@ -688,7 +688,6 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         }
         if (have_key)
             template_record(sw, t, key, entries, 0, NULL, NULL, order, n_order);
-        free(order);
         approf_stage_program_clear(&prog);
         return 0;
     }
@@ -780,7 +779,6 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     if (have_key && rc >= 0)
         template_record(sw, t, key, entries, 1, &prog, rc > 0 ? *placements : NULL, order,
                         n_order);
-    free(order);
     approf_stage_program_clear(&prog);
     if (rc < 0)
         return rc;
