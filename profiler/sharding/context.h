@@ -178,6 +178,11 @@ typedef struct HeldForward {
     ApprofKernelShare *k;         /* one hold */
     ApprofHash128 *dig;           /* per kernel, owned */
     struct ShardFacts *facts;     /* the build's tensor facts and placements, owned; or NULL */
+    /* what the signature hashes of the forward's kernels (program_finish.c,
+     * kernel_list), as the build's end digested it (list_set: known): a
+     * function of the kernels and digests held here alone */
+    ApprofHash128 list;
+    int list_set;
 } HeldForward;
 
 /* The per-tensor arrays of a stage set-up (ShardStage.t_cons, t_first,
@@ -332,11 +337,12 @@ int shard_zero_family_take(ApprofShardContext *ctx, const ApprofShardRequest *re
 void shard_zero_family_free(ApprofShardContext *ctx);
 /* program_held.c: the held forward for stage st (NULL: none); keeps
  * p's forward (one more hold) with its digests (taken from *dig, which
- * is then NULL) and the build's facts (taken from *facts likewise, where
- * kept) for the stage's later builds; forgets them all. */
+ * is then NULL), the build's facts (taken from *facts likewise, where
+ * kept) and its forward's list digest (list; NULL: not known) for the
+ * stage's later builds; forgets them all. */
 const HeldForward *shard_forward_find(const ShardStage *st);
 void shard_forward_keep(const ShardStage *st, ApprofStageProgram *p, ApprofHash128 **dig,
-                        struct ShardFacts **facts);
+                        struct ShardFacts **facts, const ApprofHash128 *list);
 /* p holds h's forward; returns its digests, *borrowed 1 (h's) or 0 (the
  * caller's to free: a full recomputation, the last mode asked in order,
  * takes them and empties h). */

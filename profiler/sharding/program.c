@@ -582,6 +582,13 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     ShardPlaceSums sum = {0};
     BackwardEnds ends;
     memset(&ends, 0, sizeof ends);
+    /* a held forward's list digest, as its build's end made it: this
+     * build holds the same kernels and digests (program_finish.c,
+     * kernel_list) */
+    if (b.held && b.held->list_set) {
+        ends.fwd_list = b.held->list;
+        ends.fwd_list_set = 1;
+    }
     if (st->ctx && st->variant.recompute != COSTDB_RECOMPUTE_NONE)
         st->ctx->recompute_asked = 1;
     /* the steps read each op's saved mask several times a build */
@@ -704,7 +711,8 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             *kp = (int)per16;
     }
     if (!rc && !b.held && !(st->hw && st->hw->fp8)) /* for the other modes */
-        shard_forward_keep(st, p, &b.kdig[0], &b.facts);
+        shard_forward_keep(st, p, &b.kdig[0], &b.facts,
+                           ends.fwd_list_set ? &ends.fwd_list : NULL);
     shard_facts_free(b.facts);
     shard_backward_ends_free(&ends);
     if (!b.dig_borrowed)

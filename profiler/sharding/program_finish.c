@@ -60,7 +60,11 @@ static ApprofHash128 kernel_list(const ApprofStageProgram *p, int ph, const Appr
 {
     ApprofHash128 *kept = NULL;
     int *set = NULL;
-    if (ends && ph == 0 && p->kernel_share[0] == ends->fwd) {
+    /* the build's own end (ends->fwd not made yet: shard_build_program
+     * makes it of this program's forward after) digests the forward that
+     * every derived program then holds unchanged (the end only touches
+     * the backward and the collectives): the one digest for all of them */
+    if (ends && ph == 0 && (!ends->fwd || p->kernel_share[0] == ends->fwd)) {
         kept = &ends->fwd_list;
         set = &ends->fwd_list_set;
     }

@@ -74,7 +74,7 @@ ApprofHash128 *shard_forward_hold(const ShardStage *st, const HeldForward *h,
 }
 
 void shard_forward_keep(const ShardStage *st, ApprofStageProgram *p, ApprofHash128 **dig,
-                        ShardFacts **facts)
+                        ShardFacts **facts, const ApprofHash128 *list)
 {
     ApprofShardContext *ctx = st->ctx;
     if (!eligible(st) || !*dig || (!ctx->fwd && !(ctx->fwd = calloc(SHARD_FWD_SLOTS,
@@ -108,6 +108,10 @@ void shard_forward_keep(const ShardStage *st, ApprofStageProgram *p, ApprofHash1
     *dig = NULL;
     h->facts = *facts;
     *facts = NULL;
+    if (list) {
+        h->list = *list;
+        h->list_set = 1;
+    }
 }
 
 void shard_forward_forget(ApprofShardContext *ctx)
