@@ -23,30 +23,6 @@
 static const int modes[3] = {COSTDB_RECOMPUTE_NONE, COSTDB_RECOMPUTE_SELECTIVE,
                              COSTDB_RECOMPUTE_FULL};
 
-/* req in ctx against a fresh context's build (a derived ZeRO program
- * keeps no placements: compared without them); 1 when built */
-static int same_as_fresh(ApprofShardContext *ctx, const ApprofGraph *g, const ZooTwoLayers *s,
-                         const ApprofShardRequest *req)
-{
-    ApprofShardContext *fresh = NULL;
-    ApprofStageProgram p, q;
-    char err[256];
-    int rc, built = 0;
-    memset(&p, 0, sizeof p);
-    memset(&q, 0, sizeof q);
-    CU_ASSERT_FATAL(approf_shard_context_new(g, &s->l, &s->hw, 4, &fresh) == 0);
-    rc = approf_shard_stage(ctx, req, &p, err, sizeof err);
-    CU_ASSERT_EQUAL(rc, approf_shard_stage(fresh, req, &q, err, sizeof err));
-    if (!rc) {
-        built = 1;
-        zoo_fixture_same_program(&p, &q, req->variant.zero == 0);
-    }
-    approf_stage_program_clear(&p);
-    approf_stage_program_clear(&q);
-    approf_shard_context_free(&fresh);
-    return built;
-}
-
 /* the range (r0, r1) at every level and mode as the sweep asks them: ZeRO
  * 0 with its family (1-3 derived), then ZeRO 1-3 (taken), each against a
  * fresh context's build; views: the requests take kernel views */
@@ -67,7 +43,9 @@ static void check_range(int r0, int r1, int views)
                     req.variant.zero = z;
                     req.zero_family = z == 0 ? 0xEu : 0u;
                     req.kernel_views = views;
-                    built += same_as_fresh(ctx, g, &s, &req);
+                    /* a derived ZeRO program keeps no placements */
+                    built += zoo_fixture_same_as_fresh_with(ctx, g, &s, &req,
+                                                            req.variant.zero == 0);
                 }
     /* two levels at least, forced and not, each mode and ZeRO stage */
     CU_ASSERT(built >= 2 * 2 * 3 * 4);

@@ -155,6 +155,13 @@ void zoo_fixture_two_layers(ZooTwoLayers *s, const ApprofGraph *g)
 int zoo_fixture_same_as_fresh(ApprofShardContext *ctx, const ApprofGraph *g,
                               const ZooTwoLayers *s, const ApprofShardRequest *req)
 {
+    return zoo_fixture_same_as_fresh_with(ctx, g, s, req, 1);
+}
+
+int zoo_fixture_same_as_fresh_with(ApprofShardContext *ctx, const ApprofGraph *g,
+                                   const ZooTwoLayers *s, const ApprofShardRequest *req,
+                                   int placements)
+{
     ApprofShardContext *fresh = NULL;
     ApprofStageProgram p, q;
     char err[256];
@@ -167,7 +174,7 @@ int zoo_fixture_same_as_fresh(ApprofShardContext *ctx, const ApprofGraph *g,
     CU_ASSERT_EQUAL(rc, approf_shard_stage(fresh, req, &q, err, sizeof err));
     if (!rc) {
         built = 1;
-        zoo_fixture_same_program(&p, &q, 1);
+        zoo_fixture_same_program(&p, &q, placements);
     }
     approf_stage_program_clear(&p);
     approf_stage_program_clear(&q);

@@ -53,6 +53,11 @@ void zoo_fixture_two_layers(ZooTwoLayers *s, const ApprofGraph *g);
  * (zoo_fixture_same_program with placements). 1 when they built. */
 int zoo_fixture_same_as_fresh(ApprofShardContext *ctx, const ApprofGraph *g,
                               const ZooTwoLayers *s, const ApprofShardRequest *req);
+/* The same, the placements compared only when placements is nonzero (a
+ * ZeRO program taken from its family keeps none). */
+int zoo_fixture_same_as_fresh_with(ApprofShardContext *ctx, const ApprofGraph *g,
+                                   const ZooTwoLayers *s, const ApprofShardRequest *req,
+                                   int placements);
 
 /* The request of layers [layer0, layer1) of a ZooTwoLayers graph on one
  * host's four GPUs, logical mesh (a, b), the series-parallel ILP, `levels`
