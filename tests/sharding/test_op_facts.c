@@ -143,14 +143,7 @@ static void test_llama_mixtral(void)
     const char *models[] = {"llama", "mixtral"};
     for (int m = 0; m < 2; m++) {
         ApprofZooOptions o;
-        memset(&o, 0, sizeof o);
-        o.num_layers = 2;
-        o.hidden = 128;
-        o.heads = 4;
-        o.seq_len = 64;
-        o.vocab = 512;
-        o.batch = 2;
-        o.dtype = "bf16";
+        zoo_fixture_small_options(&o, "bf16");
         ApprofGraph *g = zoo_fixture_build(models[m], &o);
         ZooTwoLayers s;
         zoo_fixture_two_layers(&s, g);

@@ -28,14 +28,7 @@
 static ApprofGraph *build_llama(void)
 {
     ApprofZooOptions o;
-    memset(&o, 0, sizeof o);
-    o.num_layers = 2;
-    o.hidden = 128;
-    o.heads = 4;
-    o.seq_len = 64;
-    o.vocab = 512;
-    o.batch = 2;
-    o.dtype = "f32";
+    zoo_fixture_small_options(&o, "f32");
     return zoo_fixture_build("llama", &o);
 }
 

@@ -93,14 +93,7 @@ static void test_gpt(void)
 static void test_llama(void)
 {
     ApprofZooOptions o;
-    memset(&o, 0, sizeof o);
-    o.num_layers = 2;
-    o.hidden = 128;
-    o.heads = 4;
-    o.seq_len = 64;
-    o.vocab = 512;
-    o.batch = 2;
-    o.dtype = "bf16";
+    zoo_fixture_small_options(&o, "bf16");
     ApprofGraph *g = zoo_fixture_build("llama", &o);
     check_graph(g);
     approf_graph_free(&g);

@@ -152,6 +152,18 @@ void zoo_fixture_two_layers(ZooTwoLayers *s, const ApprofGraph *g)
     CU_ASSERT_FATAL(approf_hardware_builtin("a100-40g", &s->hw) == 0);
 }
 
+void zoo_fixture_small_options(ApprofZooOptions *o, const char *dtype)
+{
+    memset(o, 0, sizeof *o);
+    o->num_layers = 2;
+    o->hidden = 128;
+    o->heads = 4;
+    o->seq_len = 64;
+    o->vocab = 512;
+    o->batch = 2;
+    o->dtype = dtype;
+}
+
 int zoo_fixture_same_as_fresh(ApprofShardContext *ctx, const ApprofGraph *g,
                               const ZooTwoLayers *s, const ApprofShardRequest *req)
 {

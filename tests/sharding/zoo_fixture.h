@@ -15,6 +15,10 @@
 /* The zoo's model `model` at options o; a CUnit fatal assertion (after
  * the zoo's message on stderr) when the zoo refuses it. */
 ApprofGraph *zoo_fixture_build(const char *model, const ApprofZooOptions *o);
+/* o set to a small two-layer model (hidden 128, 4 heads, sequence 64,
+ * vocabulary 512, batch 2) in dtype, the rest zero: the options the
+ * sharding tests build their llama and mixtral graphs with. */
+void zoo_fixture_small_options(ApprofZooOptions *o, const char *dtype);
 
 /* That GPT with the given number of layers; a CUnit fatal assertion when
  * the zoo refuses it. */
