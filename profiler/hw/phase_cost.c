@@ -140,7 +140,19 @@ typedef struct {
  * (the kernels' seconds t0 and windows, bit for bit), so that another
  * program of the build whose kernels sum to the same goes on after it with
  * the same doubles. The ZeRO variants of a build share its forward
- * kernels and, two by two, its backward's (sharding/zero_family.c). */
+ * kernels and, two by two, its backward's (sharding/zero_family.c).
+ *
+ * A program of the build whose kernels sum to another t0 (the other
+ * accumulation share's backward, a third of the 70b full sweep's prefix
+ * runs, 10.6 M collectives) with the same windows at the start: only the
+ * run's t depends on t0 (coll_run: the collectives' sums, the userbuffers'
+ * and the async groups' hidden seconds read the prices and the windows
+ * alone), so it is t0 plus the prefix's prices in order, the same
+ * additions as coll_run's, and the rest is the kept run's (issue 38,
+ * zends). prices: the n_prices prices coll_run added onto t, in order
+ * (the ZeRO-3 collectives it skips are not among them); a buffer of
+ * prices_cap kept with the slot from entry to entry; has_prices 0 where
+ * the entry was itself resumed so (its prices are another slot's). */
 typedef struct {
     double t, colls, slowed, exposed, async_hidden;
 } CollRun;
@@ -152,6 +164,9 @@ typedef struct {
     double t0;
     CollRun run;
     double *win; /* 2 (ng + 1) at the start, then 2 (ng + 1) after the prefix */
+    double *prices;
+    size_t n_prices, prices_cap;
+    int has_prices;
 } PriceMemoCollSum;
 struct ApprofPriceMemo {
     ApprofHardwareSpec hw; /* the spec the prices are of, bytes as given */
@@ -172,8 +187,10 @@ static void price_memo_forget_sums(ApprofPriceMemo *m)
         free(m->sum[i].win);
     memset(m->sum, 0, sizeof m->sum);
     m->sum_next = 0;
-    for (int i = 0; i < PRICE_MEMO_COLL_SUMS; i++)
+    for (int i = 0; i < PRICE_MEMO_COLL_SUMS; i++) {
         free(m->csum[i].win);
+        free(m->csum[i].prices);
+    }
     memset(m->csum, 0, sizeof m->csum);
     m->csum_next = 0;
 }
@@ -420,11 +437,14 @@ static inline double price_memo_kernel(ApprofPriceMemo *m, const ApprofHardwareS
 /* Collectives [from, to) of p's phase ph added onto r in order: each
  * one's price onto the phase's seconds and, unless blocking, onto the
  * collectives', the userbuffers' (ub_account) and the async groups'
- * hidden seconds (their windows win, ng groups, used up as they go). */
-static void coll_run(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
-                     const ApprofStageProgram *p, int ph, size_t from, size_t to, int ng,
-                     double *win, CollRun *r)
+ * hidden seconds (their windows win, ng groups, used up as they go).
+ * rec: NULL, or room for to - from prices: those added onto the seconds,
+ * in order (PriceMemoCollSum); returns how many. */
+static size_t coll_run(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
+                       const ApprofStageProgram *p, int ph, size_t from, size_t to, int ng,
+                       double *win, CollRun *r, double *rec)
 {
+    double *rec0 = rec;
     /* the sums in locals and the spec's switches read once: r and win
      * are doubles both, so the compiler would otherwise store r's sums
      * and read them back at each collective (the same additions in the
@@ -439,6 +459,8 @@ static void coll_run(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
             continue; /* overlapped with compute: approf_zero3_exposed below */
         c = m ? price_memo_coll(m, hw, cl) : approf_collective_cost(hw, cl);
         t += c;
+        if (rec)
+            *rec++ = c;
         if (cl->blocking)
             continue; /* issued between modules, beside no GEMM (stage.h) */
         colls += c;
@@ -457,6 +479,7 @@ static void coll_run(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
     r->slowed = slowed;
     r->exposed = exposed;
     r->async_hidden = async_hidden;
+    return rec ? (size_t)(rec - rec0) : 0;
 }
 
 /* What the kernel loop of approf_phase_price_memo sums, in kernel order:
@@ -510,28 +533,55 @@ static void kernel_range(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
 }
 
 /* The kept run of prefix id's first n collectives from kernels' seconds
- * t0 and windows win (2 (ng + 1), bit for bit), or NULL. */
+ * t0 and windows win (2 (ng + 1), bit for bit), or NULL; *from_prices
+ * (NULL where there is none) a kept run of the same prefix from the same
+ * windows and another t0 whose prices are kept (PriceMemoCollSum). */
 static const PriceMemoCollSum *price_memo_coll_sum(const ApprofPriceMemo *m, uint64_t id,
                                                    size_t n, int ng, double t0,
-                                                   const double *win)
+                                                   const double *win,
+                                                   const PriceMemoCollSum **from_prices)
 {
     size_t nw = ng > 0 ? 2 * ((size_t)ng + 1) : 0;
+    *from_prices = NULL;
     for (int i = 0; i < PRICE_MEMO_COLL_SUMS; i++) {
         const PriceMemoCollSum *s = &m->csum[i];
-        if (s->id == id && s->n == n && s->ng == ng && same_bits(s->t0, t0) &&
-            (!nw || !memcmp(s->win, win, nw * sizeof *win)))
-            return s;
+        if (s->id == id && s->n == n && s->ng == ng &&
+            (!nw || !memcmp(s->win, win, nw * sizeof *win))) {
+            if (same_bits(s->t0, t0))
+                return s;
+            if (s->has_prices && !*from_prices)
+                *from_prices = s;
+        }
     }
     return NULL;
 }
 
-/* Keeps run r of prefix id's first n collectives from t0; w: the windows
- * at the start in its first 2 (ng + 1), a malloc'd array of twice that
- * (taken; NULL when ng is 0), win those after. */
-static void price_memo_keep_coll_sum(ApprofPriceMemo *m, uint64_t id, size_t n, int ng,
-                                     double t0, const CollRun *r, double *w, const double *win)
+/* The slot price_memo_keep_coll_sum fills next, its prices' buffer with
+ * room for n (NULL without memory: then kept without them). */
+static double *price_memo_coll_sum_room(ApprofPriceMemo *m, size_t n)
 {
     PriceMemoCollSum *s = &m->csum[m->csum_next];
+    if (n > s->prices_cap) {
+        double *b = realloc(s->prices, n * sizeof *b);
+        if (!b)
+            return NULL;
+        s->prices = b;
+        s->prices_cap = n;
+    }
+    return s->prices;
+}
+
+/* Keeps run r of prefix id's first n collectives from t0; w: the windows
+ * at the start in its first 2 (ng + 1), a malloc'd array of twice that
+ * (taken; NULL when ng is 0), win those after; n_prices (price_memo_coll_sum_room's
+ * buffer) of them kept where has_prices. */
+static void price_memo_keep_coll_sum(ApprofPriceMemo *m, uint64_t id, size_t n, int ng,
+                                     double t0, const CollRun *r, double *w, const double *win,
+                                     int has_prices, size_t n_prices)
+{
+    PriceMemoCollSum *s = &m->csum[m->csum_next];
+    s->has_prices = has_prices;
+    s->n_prices = has_prices ? n_prices : 0;
     size_t nw = ng > 0 ? 2 * ((size_t)ng + 1) : 0;
     if (nw)
         memcpy(w + nw, win, nw * sizeof *w);
@@ -543,18 +593,6 @@ static void price_memo_keep_coll_sum(ApprofPriceMemo *m, uint64_t id, size_t n, 
     s->run = *r;
     s->win = w;
     m->csum_next = (m->csum_next + 1) % PRICE_MEMO_COLL_SUMS;
-}
-
-double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
-{
-    return approf_phase_seconds_memo(hw, p, ph, NULL);
-}
-
-double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
-                                 int ph, ApprofPriceMemo **memo)
-{
-    ApprofPhasePrice price;
-    return approf_phase_price_memo(hw, p, ph, memo, &price);
 }
 
 double approf_phase_price_memo(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph,
@@ -638,23 +676,48 @@ double approf_phase_price_memo(const ApprofHardwareSpec *hw, const ApprofStagePr
         /* the build's collectives before its end, after the same kernels'
          * sum: priced before (PriceMemoCollSum), else priced and kept */
         size_t nw = ng > 0 ? 2 * ((size_t)ng + 1) : 0;
+        const PriceMemoCollSum *fp;
         const PriceMemoCollSum *cs =
-            price_memo_coll_sum(m, p->coll_prefix[ph], cmark, ng, t, win);
+            price_memo_coll_sum(m, p->coll_prefix[ph], cmark, ng, t, win, &fp);
         if (cs) {
             r = cs->run;
             if (nw)
                 memcpy(win, cs->win + nw, nw * sizeof *win);
-        } else {
+        } else if (fp) {
+            /* the same run from another t0: t0 plus its prices, in the
+             * order coll_run added them (PriceMemoCollSum) */
+            double tr = t;
+            for (const double *c = fp->prices, *e = fp->prices + fp->n_prices; c < e; c++)
+                tr += *c;
+            r = fp->run;
+            r.t = tr;
+            if (nw)
+                memcpy(win, fp->win + nw, nw * sizeof *win);
+            /* kept from this t0 too, unless into fp's own slot */
             double *start = nw ? malloc(2 * nw * sizeof *start) : NULL;
             if (nw && start)
+                memcpy(start, fp->win, nw * sizeof *win);
+            if (fp != &m->csum[m->csum_next] && (start || !nw))
+                price_memo_keep_coll_sum(m, p->coll_prefix[ph], cmark, ng, t, &r, start, win,
+                                         0, 0);
+            else
+                free(start);
+        } else {
+            double *start = nw ? malloc(2 * nw * sizeof *start) : NULL;
+            double *rec = price_memo_coll_sum_room(m, cmark);
+            size_t nrec;
+            if (nw && start)
                 memcpy(start, win, nw * sizeof *win);
-            coll_run(hw, m, p, ph, 0, cmark, ng, win, &r);
+            nrec = coll_run(hw, m, p, ph, 0, cmark, ng, win, &r, rec);
             if (start || !nw)
-                price_memo_keep_coll_sum(m, p->coll_prefix[ph], cmark, ng, t, &r, start, win);
+                price_memo_keep_coll_sum(m, p->coll_prefix[ph], cmark, ng, t, &r, start, win,
+                                         rec != NULL, nrec);
+            else
+                m->csum[m->csum_next].has_prices = 0; /* the slot's entry kept, its prices not */
         }
         cfrom = cmark;
     }
-    coll_run(hw, m, p, ph, cfrom, p->n_colls[ph], ng, win, &r);
+    coll_run(hw, m, p, ph, cfrom, p->n_colls[ph], ng, win, &r, NULL);
     t = r.t;
     colls = r.colls;
     slowed = r.slowed;
@@ -685,18 +748,6 @@ double approf_phase_price_memo(const ApprofHardwareSpec *hw, const ApprofStagePr
     return t;
 }
 
-double approf_wgrad_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
-                            double bwd_seconds)
-{
-    return approf_wgrad_seconds_of(hw, p, bwd_seconds, NULL);
-}
-
-double approf_wgrad_seconds_of(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
-                               double bwd_seconds, const double *bwd_phase)
-{
-    return approf_wgrad_seconds_memo(hw, p, bwd_seconds, bwd_phase, NULL);
-}
-
 double approf_wgrad_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
                                  double bwd_seconds, const double *bwd_phase,
                                  ApprofPriceMemo **memo)
@@ -722,18 +773,5 @@ double approf_wgrad_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
     if (!(all > 0))
         return -1.0;
     /* x <= 1, so bwd x x <= bwd: the stored W never exceeds its backward */
-    return w >= all ? bwd_seconds : bwd_seconds * (w / all);
-}
-
-double approf_wgrad_seconds_priced(double bwd_seconds, const ApprofPhasePrice *bwd)
-{
-    /* approf_wgrad_seconds_memo's rule with its w and all given */
-    double w, all;
-    if (!bwd || !isfinite(bwd_seconds) || bwd_seconds < 0)
-        return -1.0;
-    w = bwd->wgrad_kernels;
-    all = bwd->seconds;
-    if (!(all > 0))
-        return -1.0;
     return w >= all ? bwd_seconds : bwd_seconds * (w / all);
 }
