@@ -16,45 +16,6 @@
 #include "hardware.h"
 #include "stage.h"
 
-/* Megatron-Core's --tp-comm-overlap runs Transformer Engine's userbuffers
- * (transformer_engine/pytorch/module/base.py initialize_ub and
- * csrc/comm_gemm_overlap.h at v1.8, 3ec998e; Megatron-LM core_r0.8.0
- * megatron/training/initialize.py passes no config unless
- * --tp-comm-overlap-cfg, so TE's defaults hold). Its default method per
- * GEMM of a transformer layer: a ring exchange for the all-gathers before
- * qkv_fprop and fc1_fprop and for the output gradient's before proj_dgrad
- * and fc2_dgrad (point-to-point sends on copy engines, use_ce: no SM);
- * a pipeline for the reduce-scatters after proj_fprop and fc2_fprop
- * (num_splits chunks, each reduced by num_sm CTAs beside the next chunk's
- * GEMM); bulk for the backward's re-gather of the input beside qkv_dgrad
- * and fc1_dgrad and the input gradient's reduce-scatter beside qkv_wgrad
- * and fc1_wgrad (num_sm CTAs for the whole collective). The CTAs of a
- * pipeline or bulk collective hold their SMs while they run; with
- * set_sm_margin (TE's default since v2.0, NeMo's pipeline configs) the
- * GEMM is also launched on sm_count - num_sm SMs. Either way the GEMM
- * beside it has sm_count - num_sm of the device's SMs. Adds collective cl
- * (of c seconds, in phase ph) to the seconds *slowed (c x the share of
- * the GEMM's rate lost beside it) and *exposed (the pipelined
- * reduce-scatter's last chunk, reduced after the last GEMM chunk:
- * split_overlap_rs). Collectives of other kinds (all-reduce, all-to-all,
- * point-to-point) are no userbuffers ones: NCCL's (approf_overlap_slowdown). */
-static void ub_account(const ApprofHardwareSpec *hw, const ApprofCollective *cl, int ph, double c,
-                       double *slowed, double *exposed)
-{
-    int ub = cl->kind == APPROF_COLL_REDUCE_SCATTER || cl->kind == APPROF_COLL_ALL_GATHER;
-    /* backward: the gradient's all-gather (sharding_mesh.c marks the
-     * gradient's collective async_wgrad) is the ring exchange; the
-     * re-gather of the input (async_wgrad 0) is bulk */
-    int holds_sms = cl->kind == APPROF_COLL_REDUCE_SCATTER || (ph == 1 && !cl->async_wgrad);
-    if (!ub || hw->tp_comm_overlap_sms <= 0 || hw->sm_count <= hw->tp_comm_overlap_sms) {
-        *slowed += approf_overlap_slowdown(hw) * c;
-    } else if (holds_sms) {
-        *slowed += (double)hw->tp_comm_overlap_sms / (double)hw->sm_count * c;
-    }
-    if (ub && ph == 0 && cl->kind == APPROF_COLL_REDUCE_SCATTER && hw->tp_comm_overlap_splits > 0)
-        *exposed += c / (double)hw->tp_comm_overlap_splits;
-}
-
 /* Largest async group of phase ph's collectives (0: none, or the spec
  * does not price them). */
 static int async_groups(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
@@ -179,6 +140,8 @@ struct ApprofPriceMemo {
     PriceMemoStream stream[PRICE_MEMO_STREAMS];
     uint64_t coll_priced; /* collectives priced (approf_collective_cost) for the table */
     uint64_t kern_priced; /* kernels priced (approf_kernel_seconds) through the tables */
+    double *scratch; /* coll_run's prices of a run not kept, scratch_cap of them */
+    size_t scratch_cap;
 };
 
 static void price_memo_forget_sums(ApprofPriceMemo *m)
@@ -197,8 +160,10 @@ static void price_memo_forget_sums(ApprofPriceMemo *m)
 
 void approf_price_memo_free(ApprofPriceMemo *m)
 {
-    if (m)
+    if (m) {
         price_memo_forget_sums(m);
+        free(m->scratch);
+    }
     free(m);
 }
 
@@ -434,17 +399,35 @@ static inline double price_memo_kernel(ApprofPriceMemo *m, const ApprofHardwareS
     return price_memo_kernel_fill(m, s, hw, k);
 }
 
+/* The prices of collectives [from, to) of p's phase ph that coll_sums
+ * adds (all but ZeRO-3's overlapped ones), in order, into P; returns how
+ * many. Apart from the sums: a miss calls approf_collective_cost, and a
+ * call in the summing loop kept its sums on the stack (x86-64's vector
+ * registers are the caller's to save), a store and a load on the chain
+ * of additions at each collective (perf annotate: the store of t the
+ * loop's hottest instruction; issue 38, zends). The same lookups in the
+ * same order: the table left as one loop left it. */
+static size_t coll_prices(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
+                          const ApprofStageProgram *p, int ph, size_t from, size_t to, double *P)
+{
+    const ApprofCollective *cl = p->colls[ph] + from, *end = p->colls[ph] + to;
+    double *at = P;
+    int z3_overlapped = hw->zero3_schedule > APPROF_ZERO3_SERIAL;
+    for (; cl < end; cl++)
+        if (!(cl->zero3_unit > 0 && z3_overlapped))
+            *at++ = price_memo_coll(m, hw, cl);
+    return (size_t)(at - P);
+}
+
 /* Collectives [from, to) of p's phase ph added onto r in order: each
  * one's price onto the phase's seconds and, unless blocking, onto the
- * collectives', the userbuffers' (ub_account) and the async groups'
+ * collectives', the userbuffers' (approf_ub_account) and the async groups'
  * hidden seconds (their windows win, ng groups, used up as they go).
- * rec: NULL, or room for to - from prices: those added onto the seconds,
- * in order (PriceMemoCollSum); returns how many. */
-static size_t coll_run(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
-                       const ApprofStageProgram *p, int ph, size_t from, size_t to, int ng,
-                       double *win, CollRun *r, double *rec)
+ * P: NULL (each priced here), or the prices coll_prices gave, in order. */
+static void coll_sums(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
+                      const ApprofStageProgram *p, int ph, size_t from, size_t to, int ng,
+                      double *win, CollRun *r, const double *P)
 {
-    double *rec0 = rec;
     /* the sums in locals and the spec's switches read once: r and win
      * are doubles both, so the compiler would otherwise store r's sums
      * and read them back at each collective (the same additions in the
@@ -453,19 +436,33 @@ static size_t coll_run(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
     double t = r->t, colls = r->colls, slowed = r->slowed, exposed = r->exposed,
            async_hidden = r->async_hidden;
     int z3_overlapped = hw->zero3_schedule > APPROF_ZERO3_SERIAL, ub = hw->tp_comm_overlap > 0;
+    if (P && !ub && ng == 0) {
+        /* no userbuffers, no async groups: only t and colls change (the
+         * general loop below with its other branches never taken), in
+         * a loop without calls, so in registers */
+        for (; cl < end; cl++) {
+            if (cl->zero3_unit > 0 && z3_overlapped)
+                continue;
+            double c = *P++;
+            t += c;
+            if (!cl->blocking)
+                colls += c;
+        }
+        r->t = t;
+        r->colls = colls;
+        return;
+    }
     for (; cl < end; cl++) {
         double c;
         if (cl->zero3_unit > 0 && z3_overlapped)
             continue; /* overlapped with compute: approf_zero3_exposed below */
-        c = m ? price_memo_coll(m, hw, cl) : approf_collective_cost(hw, cl);
+        c = P ? *P++ : m ? price_memo_coll(m, hw, cl) : approf_collective_cost(hw, cl);
         t += c;
-        if (rec)
-            *rec++ = c;
         if (cl->blocking)
             continue; /* issued between modules, beside no GEMM (stage.h) */
         colls += c;
         if (ub)
-            ub_account(hw, cl, ph, c, &slowed, &exposed);
+            approf_ub_account(hw, cl, ph, c, &slowed, &exposed);
         if (cl->async_group > 0 && cl->async_group <= ng) {
             /* issued asynchronously, waited for after the GEMM it runs
              * under: hidden as far as that GEMM (with the others of its
@@ -479,7 +476,33 @@ static size_t coll_run(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
     r->slowed = slowed;
     r->exposed = exposed;
     r->async_hidden = async_hidden;
-    return rec ? (size_t)(rec - rec0) : 0;
+}
+
+/* coll_sums over collectives [from, to), their prices looked up first
+ * (coll_prices) into rec where given (room for to - from: then kept,
+ * PriceMemoCollSum), else into the memo's scratch; returns how many
+ * prices rec holds (0 without rec). Without a memo or the scratch's room,
+ * priced as they are summed. */
+static size_t coll_run(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
+                       const ApprofStageProgram *p, int ph, size_t from, size_t to, int ng,
+                       double *win, CollRun *r, double *rec)
+{
+    double *P = rec;
+    size_t n = 0;
+    if (m && !P && to > from) {
+        if (to - from > m->scratch_cap) {
+            double *b = realloc(m->scratch, (to - from) * sizeof *b);
+            if (b) {
+                m->scratch = b;
+                m->scratch_cap = to - from;
+            }
+        }
+        P = to - from <= m->scratch_cap ? m->scratch : NULL;
+    }
+    if (m && P)
+        n = coll_prices(hw, m, p, ph, from, to, P);
+    coll_sums(hw, m, p, ph, from, to, ng, win, r, m ? P : NULL);
+    return rec ? n : 0;
 }
 
 /* What the kernel loop of approf_phase_price_memo sums, in kernel order:

@@ -407,7 +407,9 @@ static void test_coll_prefix_resumed(void)
  * collectives and ZeRO-3's skipped ones in the prefix; again after the
  * resumed run is kept (its own t0: the exact hit), from a third t0 (the
  * resumed entry keeps no prices: resumed from the first's), and after
- * more prefixes than the memo keeps (the slots' price buffers reused). */
+ * more prefixes than the memo keeps (the slots' price buffers reused);
+ * the prices looked up before they are summed (coll_prices, coll_sums),
+ * with and without userbuffers and async groups. */
 static void test_coll_prefix_other_sum(void)
 {
     enum { NP = 9, NE = 2, NK = 5, NQ = 4 };
@@ -431,13 +433,16 @@ static void test_coll_prefix_other_sum(void)
             if (i == NK - 1)
                 kr->flops *= 1.0 + 0.37 * (double)(q % 3);
         }
-    for (int pass = 0; pass < 3; pass++) {
+    /* async groups; userbuffers; ZeRO-3 overlapped; neither userbuffers
+     * nor async groups (coll_sums' loop for the sums alone), with ZeRO-3
+     * overlapped and serial */
+    for (int pass = 0; pass < 5; pass++) {
         ApprofHardwareSpec hw;
         ApprofPriceMemo *memo = NULL;
         hw_fixture_round_spec(&hw);
         hw.tp_async_grad = pass == 0 ? 1.0 : 0.0;
-        hw.tp_comm_overlap = 0.8;
-        hw.zero3_schedule = pass == 2 ? APPROF_ZERO3_FSDP2 : APPROF_ZERO3_SERIAL;
+        hw.tp_comm_overlap = pass < 3 ? 0.8 : 0.0;
+        hw.zero3_schedule = pass == 2 || pass == 3 ? APPROF_ZERO3_FSDP2 : APPROF_ZERO3_SERIAL;
         uint64_t id = approf_coll_prefix_id();
         for (int q = 0; q < NQ; q++) {
             memset(&prog[q], 0, sizeof prog[q]);
