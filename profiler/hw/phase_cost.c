@@ -102,18 +102,12 @@ typedef struct {
  * program of the build whose kernels sum to the same goes on after it with
  * the same doubles. The ZeRO variants of a build share its forward
  * kernels and, two by two, its backward's (sharding/zero_family.c).
- *
- * A program of the build whose kernels sum to another t0 (the other
- * accumulation share's backward, a third of the 70b full sweep's prefix
- * runs, 10.6 M collectives) with the same windows at the start: only the
- * run's t depends on t0 (coll_run: the collectives' sums, the userbuffers'
- * and the async groups' hidden seconds read the prices and the windows
- * alone), so it is t0 plus the prefix's prices in order, the same
- * additions as coll_run's, and the rest is the kept run's (issue 38,
- * zends). prices: the n_prices prices coll_run added onto t, in order
- * (the ZeRO-3 collectives it skips are not among them); a buffer of
- * prices_cap kept with the slot from entry to entry; has_prices 0 where
- * the entry was itself resumed so (its prices are another slot's). */
+ * From another t0 (the other accumulation share's backward; a third of
+ * the 70b full sweep's prefix runs) and the same windows, only the run's t
+ * differs (coll_sums: the other sums read the prices and windows alone):
+ * t0 plus the kept prices, in order, coll_sums' additions (issue 38,
+ * zends). prices: the n_prices coll_prices gave (a buffer of prices_cap
+ * kept with the slot); has_prices 0 in an entry itself resumed so. */
 typedef struct {
     double t, colls, slowed, exposed, async_hidden;
 } CollRun;
@@ -254,8 +248,21 @@ static inline int coll_key(const ApprofCollective *c, uint64_t *bytes, uint64_t 
     return 1;
 }
 
-static double price_memo_coll(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
-                             const ApprofCollective *c)
+/* price_memo_coll's misses, out of line (its look-up inlined; zends) */
+static __attribute__((noinline)) double price_memo_coll_fill(ApprofPriceMemo *m, PriceMemoColl *s,
+                                                            const ApprofHardwareSpec *hw,
+                                                            const ApprofCollective *c, uint64_t b,
+                                                            uint64_t w)
+{
+    s->bytes = b;
+    s->small = w;
+    s->seconds = approf_collective_cost(hw, c);
+    m->coll_priced++;
+    return s->seconds;
+}
+
+static inline double price_memo_coll(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
+                                     const ApprofCollective *c)
 {
     uint64_t b, w, h;
     if (!coll_key(c, &b, &w))
@@ -264,11 +271,7 @@ static double price_memo_coll(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
     PriceMemoColl *s = &m->slot[h & (PRICE_MEMO_COLLS - 1)];
     if (s->small == w && s->bytes == b)
         return s->seconds;
-    s->bytes = b;
-    s->small = w;
-    s->seconds = approf_collective_cost(hw, c);
-    m->coll_priced++;
-    return s->seconds;
+    return price_memo_coll_fill(m, s, hw, c, b, w);
 }
 
 ApprofPriceMemo *approf_price_memo_ready(ApprofPriceMemo **memo, const ApprofHardwareSpec *hw)
@@ -478,11 +481,9 @@ static void coll_sums(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
     r->async_hidden = async_hidden;
 }
 
-/* coll_sums over collectives [from, to), their prices looked up first
- * (coll_prices) into rec where given (room for to - from: then kept,
- * PriceMemoCollSum), else into the memo's scratch; returns how many
- * prices rec holds (0 without rec). Without a memo or the scratch's room,
- * priced as they are summed. */
+/* coll_sums over collectives [from, to), priced first (coll_prices) into
+ * rec (room for to - from; PriceMemoCollSum) or the memo's scratch;
+ * returns how many rec holds. Without memo or room, priced as summed. */
 static size_t coll_run(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
                        const ApprofStageProgram *p, int ph, size_t from, size_t to, int ng,
                        double *win, CollRun *r, double *rec)
@@ -707,8 +708,7 @@ double approf_phase_price_memo(const ApprofHardwareSpec *hw, const ApprofStagePr
             if (nw)
                 memcpy(win, cs->win + nw, nw * sizeof *win);
         } else if (fp) {
-            /* the same run from another t0: t0 plus its prices, in the
-             * order coll_run added them (PriceMemoCollSum) */
+            /* from another t0: t0 plus its prices, in order (PriceMemoCollSum) */
             double tr = t;
             for (const double *c = fp->prices, *e = fp->prices + fp->n_prices; c < e; c++)
                 tr += *c;
