@@ -16,45 +16,6 @@
 #include "hardware.h"
 #include "stage.h"
 
-/* Megatron-Core's --tp-comm-overlap runs Transformer Engine's userbuffers
- * (transformer_engine/pytorch/module/base.py initialize_ub and
- * csrc/comm_gemm_overlap.h at v1.8, 3ec998e; Megatron-LM core_r0.8.0
- * megatron/training/initialize.py passes no config unless
- * --tp-comm-overlap-cfg, so TE's defaults hold). Its default method per
- * GEMM of a transformer layer: a ring exchange for the all-gathers before
- * qkv_fprop and fc1_fprop and for the output gradient's before proj_dgrad
- * and fc2_dgrad (point-to-point sends on copy engines, use_ce: no SM);
- * a pipeline for the reduce-scatters after proj_fprop and fc2_fprop
- * (num_splits chunks, each reduced by num_sm CTAs beside the next chunk's
- * GEMM); bulk for the backward's re-gather of the input beside qkv_dgrad
- * and fc1_dgrad and the input gradient's reduce-scatter beside qkv_wgrad
- * and fc1_wgrad (num_sm CTAs for the whole collective). The CTAs of a
- * pipeline or bulk collective hold their SMs while they run; with
- * set_sm_margin (TE's default since v2.0, NeMo's pipeline configs) the
- * GEMM is also launched on sm_count - num_sm SMs. Either way the GEMM
- * beside it has sm_count - num_sm of the device's SMs. Adds collective cl
- * (of c seconds, in phase ph) to the seconds *slowed (c x the share of
- * the GEMM's rate lost beside it) and *exposed (the pipelined
- * reduce-scatter's last chunk, reduced after the last GEMM chunk:
- * split_overlap_rs). Collectives of other kinds (all-reduce, all-to-all,
- * point-to-point) are no userbuffers ones: NCCL's (approf_overlap_slowdown). */
-static void ub_account(const ApprofHardwareSpec *hw, const ApprofCollective *cl, int ph, double c,
-                       double *slowed, double *exposed)
-{
-    int ub = cl->kind == APPROF_COLL_REDUCE_SCATTER || cl->kind == APPROF_COLL_ALL_GATHER;
-    /* backward: the gradient's all-gather (sharding_mesh.c marks the
-     * gradient's collective async_wgrad) is the ring exchange; the
-     * re-gather of the input (async_wgrad 0) is bulk */
-    int holds_sms = cl->kind == APPROF_COLL_REDUCE_SCATTER || (ph == 1 && !cl->async_wgrad);
-    if (!ub || hw->tp_comm_overlap_sms <= 0 || hw->sm_count <= hw->tp_comm_overlap_sms) {
-        *slowed += approf_overlap_slowdown(hw) * c;
-    } else if (holds_sms) {
-        *slowed += (double)hw->tp_comm_overlap_sms / (double)hw->sm_count * c;
-    }
-    if (ub && ph == 0 && cl->kind == APPROF_COLL_REDUCE_SCATTER && hw->tp_comm_overlap_splits > 0)
-        *exposed += c / (double)hw->tp_comm_overlap_splits;
-}
-
 /* Largest async group of phase ph's collectives (0: none, or the spec
  * does not price them). */
 static int async_groups(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
@@ -140,7 +101,13 @@ typedef struct {
  * (the kernels' seconds t0 and windows, bit for bit), so that another
  * program of the build whose kernels sum to the same goes on after it with
  * the same doubles. The ZeRO variants of a build share its forward
- * kernels and, two by two, its backward's (sharding/zero_family.c). */
+ * kernels and, two by two, its backward's (sharding/zero_family.c).
+ * From another t0 (the other accumulation share's backward; a third of
+ * the 70b full sweep's prefix runs) and the same windows, only the run's t
+ * differs (coll_sums: the other sums read the prices and windows alone):
+ * t0 plus the kept prices, in order, coll_sums' additions (issue 38,
+ * zends). prices: the n_prices coll_prices gave (a buffer of prices_cap
+ * kept with the slot); has_prices 0 in an entry itself resumed so. */
 typedef struct {
     double t, colls, slowed, exposed, async_hidden;
 } CollRun;
@@ -152,6 +119,9 @@ typedef struct {
     double t0;
     CollRun run;
     double *win; /* 2 (ng + 1) at the start, then 2 (ng + 1) after the prefix */
+    double *prices;
+    size_t n_prices, prices_cap;
+    int has_prices;
 } PriceMemoCollSum;
 struct ApprofPriceMemo {
     ApprofHardwareSpec hw; /* the spec the prices are of, bytes as given */
@@ -164,6 +134,8 @@ struct ApprofPriceMemo {
     PriceMemoStream stream[PRICE_MEMO_STREAMS];
     uint64_t coll_priced; /* collectives priced (approf_collective_cost) for the table */
     uint64_t kern_priced; /* kernels priced (approf_kernel_seconds) through the tables */
+    double *scratch; /* coll_run's prices of a run not kept, scratch_cap of them */
+    size_t scratch_cap;
 };
 
 static void price_memo_forget_sums(ApprofPriceMemo *m)
@@ -172,16 +144,20 @@ static void price_memo_forget_sums(ApprofPriceMemo *m)
         free(m->sum[i].win);
     memset(m->sum, 0, sizeof m->sum);
     m->sum_next = 0;
-    for (int i = 0; i < PRICE_MEMO_COLL_SUMS; i++)
+    for (int i = 0; i < PRICE_MEMO_COLL_SUMS; i++) {
         free(m->csum[i].win);
+        free(m->csum[i].prices);
+    }
     memset(m->csum, 0, sizeof m->csum);
     m->csum_next = 0;
 }
 
 void approf_price_memo_free(ApprofPriceMemo *m)
 {
-    if (m)
+    if (m) {
         price_memo_forget_sums(m);
+        free(m->scratch);
+    }
     free(m);
 }
 
@@ -272,8 +248,21 @@ static inline int coll_key(const ApprofCollective *c, uint64_t *bytes, uint64_t 
     return 1;
 }
 
-static double price_memo_coll(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
-                             const ApprofCollective *c)
+/* price_memo_coll's misses, out of line (its look-up inlined; zends) */
+static __attribute__((noinline)) double price_memo_coll_fill(ApprofPriceMemo *m, PriceMemoColl *s,
+                                                            const ApprofHardwareSpec *hw,
+                                                            const ApprofCollective *c, uint64_t b,
+                                                            uint64_t w)
+{
+    s->bytes = b;
+    s->small = w;
+    s->seconds = approf_collective_cost(hw, c);
+    m->coll_priced++;
+    return s->seconds;
+}
+
+static inline double price_memo_coll(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
+                                     const ApprofCollective *c)
 {
     uint64_t b, w, h;
     if (!coll_key(c, &b, &w))
@@ -282,11 +271,7 @@ static double price_memo_coll(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
     PriceMemoColl *s = &m->slot[h & (PRICE_MEMO_COLLS - 1)];
     if (s->small == w && s->bytes == b)
         return s->seconds;
-    s->bytes = b;
-    s->small = w;
-    s->seconds = approf_collective_cost(hw, c);
-    m->coll_priced++;
-    return s->seconds;
+    return price_memo_coll_fill(m, s, hw, c, b, w);
 }
 
 ApprofPriceMemo *approf_price_memo_ready(ApprofPriceMemo **memo, const ApprofHardwareSpec *hw)
@@ -417,13 +402,34 @@ static inline double price_memo_kernel(ApprofPriceMemo *m, const ApprofHardwareS
     return price_memo_kernel_fill(m, s, hw, k);
 }
 
+/* The prices of collectives [from, to) of p's phase ph that coll_sums
+ * adds (all but ZeRO-3's overlapped ones), in order, into P; returns how
+ * many. Apart from the sums: a miss calls approf_collective_cost, and a
+ * call in the summing loop kept its sums on the stack (x86-64's vector
+ * registers are the caller's to save), a store and a load on the chain
+ * of additions at each collective (perf annotate: the store of t the
+ * loop's hottest instruction; issue 38, zends). The same lookups in the
+ * same order: the table left as one loop left it. */
+static size_t coll_prices(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
+                          const ApprofStageProgram *p, int ph, size_t from, size_t to, double *P)
+{
+    const ApprofCollective *cl = p->colls[ph] + from, *end = p->colls[ph] + to;
+    double *at = P;
+    int z3_overlapped = hw->zero3_schedule > APPROF_ZERO3_SERIAL;
+    for (; cl < end; cl++)
+        if (!(cl->zero3_unit > 0 && z3_overlapped))
+            *at++ = price_memo_coll(m, hw, cl);
+    return (size_t)(at - P);
+}
+
 /* Collectives [from, to) of p's phase ph added onto r in order: each
  * one's price onto the phase's seconds and, unless blocking, onto the
- * collectives', the userbuffers' (ub_account) and the async groups'
- * hidden seconds (their windows win, ng groups, used up as they go). */
-static void coll_run(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
-                     const ApprofStageProgram *p, int ph, size_t from, size_t to, int ng,
-                     double *win, CollRun *r)
+ * collectives', the userbuffers' (approf_ub_account) and the async groups'
+ * hidden seconds (their windows win, ng groups, used up as they go).
+ * P: NULL (each priced here), or the prices coll_prices gave, in order. */
+static void coll_sums(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
+                      const ApprofStageProgram *p, int ph, size_t from, size_t to, int ng,
+                      double *win, CollRun *r, const double *P)
 {
     /* the sums in locals and the spec's switches read once: r and win
      * are doubles both, so the compiler would otherwise store r's sums
@@ -433,17 +439,33 @@ static void coll_run(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
     double t = r->t, colls = r->colls, slowed = r->slowed, exposed = r->exposed,
            async_hidden = r->async_hidden;
     int z3_overlapped = hw->zero3_schedule > APPROF_ZERO3_SERIAL, ub = hw->tp_comm_overlap > 0;
+    if (P && !ub && ng == 0) {
+        /* no userbuffers, no async groups: only t and colls change (the
+         * general loop below with its other branches never taken), in
+         * a loop without calls, so in registers */
+        for (; cl < end; cl++) {
+            if (cl->zero3_unit > 0 && z3_overlapped)
+                continue;
+            double c = *P++;
+            t += c;
+            if (!cl->blocking)
+                colls += c;
+        }
+        r->t = t;
+        r->colls = colls;
+        return;
+    }
     for (; cl < end; cl++) {
         double c;
         if (cl->zero3_unit > 0 && z3_overlapped)
             continue; /* overlapped with compute: approf_zero3_exposed below */
-        c = m ? price_memo_coll(m, hw, cl) : approf_collective_cost(hw, cl);
+        c = P ? *P++ : m ? price_memo_coll(m, hw, cl) : approf_collective_cost(hw, cl);
         t += c;
         if (cl->blocking)
             continue; /* issued between modules, beside no GEMM (stage.h) */
         colls += c;
         if (ub)
-            ub_account(hw, cl, ph, c, &slowed, &exposed);
+            approf_ub_account(hw, cl, ph, c, &slowed, &exposed);
         if (cl->async_group > 0 && cl->async_group <= ng) {
             /* issued asynchronously, waited for after the GEMM it runs
              * under: hidden as far as that GEMM (with the others of its
@@ -457,6 +479,31 @@ static void coll_run(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
     r->slowed = slowed;
     r->exposed = exposed;
     r->async_hidden = async_hidden;
+}
+
+/* coll_sums over collectives [from, to), priced first (coll_prices) into
+ * rec (room for to - from; PriceMemoCollSum) or the memo's scratch;
+ * returns how many rec holds. Without memo or room, priced as summed. */
+static size_t coll_run(const ApprofHardwareSpec *hw, ApprofPriceMemo *m,
+                       const ApprofStageProgram *p, int ph, size_t from, size_t to, int ng,
+                       double *win, CollRun *r, double *rec)
+{
+    double *P = rec;
+    size_t n = 0;
+    if (m && !P && to > from) {
+        if (to - from > m->scratch_cap) {
+            double *b = realloc(m->scratch, (to - from) * sizeof *b);
+            if (b) {
+                m->scratch = b;
+                m->scratch_cap = to - from;
+            }
+        }
+        P = to - from <= m->scratch_cap ? m->scratch : NULL;
+    }
+    if (m && P)
+        n = coll_prices(hw, m, p, ph, from, to, P);
+    coll_sums(hw, m, p, ph, from, to, ng, win, r, m ? P : NULL);
+    return rec ? n : 0;
 }
 
 /* What the kernel loop of approf_phase_price_memo sums, in kernel order:
@@ -510,28 +557,55 @@ static void kernel_range(ApprofPriceMemo *m, const ApprofHardwareSpec *hw,
 }
 
 /* The kept run of prefix id's first n collectives from kernels' seconds
- * t0 and windows win (2 (ng + 1), bit for bit), or NULL. */
+ * t0 and windows win (2 (ng + 1), bit for bit), or NULL; *from_prices
+ * (NULL where there is none) a kept run of the same prefix from the same
+ * windows and another t0 whose prices are kept (PriceMemoCollSum). */
 static const PriceMemoCollSum *price_memo_coll_sum(const ApprofPriceMemo *m, uint64_t id,
                                                    size_t n, int ng, double t0,
-                                                   const double *win)
+                                                   const double *win,
+                                                   const PriceMemoCollSum **from_prices)
 {
     size_t nw = ng > 0 ? 2 * ((size_t)ng + 1) : 0;
+    *from_prices = NULL;
     for (int i = 0; i < PRICE_MEMO_COLL_SUMS; i++) {
         const PriceMemoCollSum *s = &m->csum[i];
-        if (s->id == id && s->n == n && s->ng == ng && same_bits(s->t0, t0) &&
-            (!nw || !memcmp(s->win, win, nw * sizeof *win)))
-            return s;
+        if (s->id == id && s->n == n && s->ng == ng &&
+            (!nw || !memcmp(s->win, win, nw * sizeof *win))) {
+            if (same_bits(s->t0, t0))
+                return s;
+            if (s->has_prices && !*from_prices)
+                *from_prices = s;
+        }
     }
     return NULL;
 }
 
-/* Keeps run r of prefix id's first n collectives from t0; w: the windows
- * at the start in its first 2 (ng + 1), a malloc'd array of twice that
- * (taken; NULL when ng is 0), win those after. */
-static void price_memo_keep_coll_sum(ApprofPriceMemo *m, uint64_t id, size_t n, int ng,
-                                     double t0, const CollRun *r, double *w, const double *win)
+/* The slot price_memo_keep_coll_sum fills next, its prices' buffer with
+ * room for n (NULL without memory: then kept without them). */
+static double *price_memo_coll_sum_room(ApprofPriceMemo *m, size_t n)
 {
     PriceMemoCollSum *s = &m->csum[m->csum_next];
+    if (n > s->prices_cap) {
+        double *b = realloc(s->prices, n * sizeof *b);
+        if (!b)
+            return NULL;
+        s->prices = b;
+        s->prices_cap = n;
+    }
+    return s->prices;
+}
+
+/* Keeps run r of prefix id's first n collectives from t0; w: the windows
+ * at the start in its first 2 (ng + 1), a malloc'd array of twice that
+ * (taken; NULL when ng is 0), win those after; n_prices (price_memo_coll_sum_room's
+ * buffer) of them kept where has_prices. */
+static void price_memo_keep_coll_sum(ApprofPriceMemo *m, uint64_t id, size_t n, int ng,
+                                     double t0, const CollRun *r, double *w, const double *win,
+                                     int has_prices, size_t n_prices)
+{
+    PriceMemoCollSum *s = &m->csum[m->csum_next];
+    s->has_prices = has_prices;
+    s->n_prices = has_prices ? n_prices : 0;
     size_t nw = ng > 0 ? 2 * ((size_t)ng + 1) : 0;
     if (nw)
         memcpy(w + nw, win, nw * sizeof *w);
@@ -543,18 +617,6 @@ static void price_memo_keep_coll_sum(ApprofPriceMemo *m, uint64_t id, size_t n, 
     s->run = *r;
     s->win = w;
     m->csum_next = (m->csum_next + 1) % PRICE_MEMO_COLL_SUMS;
-}
-
-double approf_phase_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph)
-{
-    return approf_phase_seconds_memo(hw, p, ph, NULL);
-}
-
-double approf_phase_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
-                                 int ph, ApprofPriceMemo **memo)
-{
-    ApprofPhasePrice price;
-    return approf_phase_price_memo(hw, p, ph, memo, &price);
 }
 
 double approf_phase_price_memo(const ApprofHardwareSpec *hw, const ApprofStageProgram *p, int ph,
@@ -638,23 +700,47 @@ double approf_phase_price_memo(const ApprofHardwareSpec *hw, const ApprofStagePr
         /* the build's collectives before its end, after the same kernels'
          * sum: priced before (PriceMemoCollSum), else priced and kept */
         size_t nw = ng > 0 ? 2 * ((size_t)ng + 1) : 0;
+        const PriceMemoCollSum *fp;
         const PriceMemoCollSum *cs =
-            price_memo_coll_sum(m, p->coll_prefix[ph], cmark, ng, t, win);
+            price_memo_coll_sum(m, p->coll_prefix[ph], cmark, ng, t, win, &fp);
         if (cs) {
             r = cs->run;
             if (nw)
                 memcpy(win, cs->win + nw, nw * sizeof *win);
-        } else {
+        } else if (fp) {
+            /* from another t0: t0 plus its prices, in order (PriceMemoCollSum) */
+            double tr = t;
+            for (const double *c = fp->prices, *e = fp->prices + fp->n_prices; c < e; c++)
+                tr += *c;
+            r = fp->run;
+            r.t = tr;
+            if (nw)
+                memcpy(win, fp->win + nw, nw * sizeof *win);
+            /* kept from this t0 too, unless into fp's own slot */
             double *start = nw ? malloc(2 * nw * sizeof *start) : NULL;
             if (nw && start)
+                memcpy(start, fp->win, nw * sizeof *win);
+            if (fp != &m->csum[m->csum_next] && (start || !nw))
+                price_memo_keep_coll_sum(m, p->coll_prefix[ph], cmark, ng, t, &r, start, win,
+                                         0, 0);
+            else
+                free(start);
+        } else {
+            double *start = nw ? malloc(2 * nw * sizeof *start) : NULL;
+            double *rec = price_memo_coll_sum_room(m, cmark);
+            size_t nrec;
+            if (nw && start)
                 memcpy(start, win, nw * sizeof *win);
-            coll_run(hw, m, p, ph, 0, cmark, ng, win, &r);
+            nrec = coll_run(hw, m, p, ph, 0, cmark, ng, win, &r, rec);
             if (start || !nw)
-                price_memo_keep_coll_sum(m, p->coll_prefix[ph], cmark, ng, t, &r, start, win);
+                price_memo_keep_coll_sum(m, p->coll_prefix[ph], cmark, ng, t, &r, start, win,
+                                         rec != NULL, nrec);
+            else
+                m->csum[m->csum_next].has_prices = 0; /* the slot's entry kept, its prices not */
         }
         cfrom = cmark;
     }
-    coll_run(hw, m, p, ph, cfrom, p->n_colls[ph], ng, win, &r);
+    coll_run(hw, m, p, ph, cfrom, p->n_colls[ph], ng, win, &r, NULL);
     t = r.t;
     colls = r.colls;
     slowed = r.slowed;
@@ -685,18 +771,6 @@ double approf_phase_price_memo(const ApprofHardwareSpec *hw, const ApprofStagePr
     return t;
 }
 
-double approf_wgrad_seconds(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
-                            double bwd_seconds)
-{
-    return approf_wgrad_seconds_of(hw, p, bwd_seconds, NULL);
-}
-
-double approf_wgrad_seconds_of(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
-                               double bwd_seconds, const double *bwd_phase)
-{
-    return approf_wgrad_seconds_memo(hw, p, bwd_seconds, bwd_phase, NULL);
-}
-
 double approf_wgrad_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStageProgram *p,
                                  double bwd_seconds, const double *bwd_phase,
                                  ApprofPriceMemo **memo)
@@ -722,18 +796,5 @@ double approf_wgrad_seconds_memo(const ApprofHardwareSpec *hw, const ApprofStage
     if (!(all > 0))
         return -1.0;
     /* x <= 1, so bwd x x <= bwd: the stored W never exceeds its backward */
-    return w >= all ? bwd_seconds : bwd_seconds * (w / all);
-}
-
-double approf_wgrad_seconds_priced(double bwd_seconds, const ApprofPhasePrice *bwd)
-{
-    /* approf_wgrad_seconds_memo's rule with its w and all given */
-    double w, all;
-    if (!bwd || !isfinite(bwd_seconds) || bwd_seconds < 0)
-        return -1.0;
-    w = bwd->wgrad_kernels;
-    all = bwd->seconds;
-    if (!(all > 0))
-        return -1.0;
     return w >= all ? bwd_seconds : bwd_seconds * (w / all);
 }

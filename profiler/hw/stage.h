@@ -274,4 +274,11 @@ uint64_t approf_coll_prefix_id(void);
 
 const char *approf_coll_kind_name(ApprofCollKind k);
 
+/* Phase pricing's account of Transformer Engine's userbuffers for
+ * collective cl (of c seconds, in phase ph): hw/price_entry.c, for
+ * phase_cost.c's collective loop. */
+struct ApprofHardwareSpec;
+void approf_ub_account(const struct ApprofHardwareSpec *hw, const ApprofCollective *cl, int ph,
+                       double c, double *slowed, double *exposed);
+
 #endif

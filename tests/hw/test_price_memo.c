@@ -15,7 +15,8 @@
  * more kernels than slots), each priced anew; and programs of one build
  * that start with the same collectives (stage.h, coll_prefix) and end
  * with others, the prefix's run resumed only after the same kernels'
- * sum and windows: each as a fresh price, bit for bit.
+ * sum and windows, or from another sum by the kept prices (issue 38,
+ * zends): each as a fresh price, bit for bit.
  */
 #include <CUnit/Basic.h>
 #include <math.h>
@@ -398,6 +399,86 @@ static void test_coll_prefix_resumed(void)
     approf_price_memo_free(memo);
 }
 
+/* A build's programs whose kernels sum to other seconds before the same
+ * collective prefix (the other accumulation share's backward): the kept
+ * run resumed from its prices (PriceMemoCollSum, issue 38, zends) equals
+ * a fresh price bit for bit, from the same windows (an extra kernel in no
+ * async group) and without async groups, with blocking and userbuffers'
+ * collectives and ZeRO-3's skipped ones in the prefix; again after the
+ * resumed run is kept (its own t0: the exact hit), from a third t0 (the
+ * resumed entry keeps no prices: resumed from the first's), and after
+ * more prefixes than the memo keeps (the slots' price buffers reused);
+ * the prices looked up before they are summed (coll_prices, coll_sums),
+ * with and without userbuffers and async groups. */
+static void test_coll_prefix_other_sum(void)
+{
+    enum { NP = 9, NE = 2, NK = 5, NQ = 4 };
+    ApprofKernel k[NQ][NK];
+    ApprofCollective c[NQ][NP + NE];
+    ApprofStageProgram prog[NQ];
+    for (int q = 0; q < NQ; q++)
+        for (int i = 0; i < NK; i++) {
+            ApprofKernel *kr = &k[q][i];
+            memset(kr, 0, sizeof *kr);
+            kr->kind = APPROF_K_GEMM;
+            kr->dtype = APPROF_BF16;
+            kr->batch = 1;
+            kr->m = kr->n = kr->k = 2048;
+            kr->flops = 2.0 * 2048 * 2048 * 2048 * (1 + i);
+            kr->bytes = 3.0 * 2048 * 2048 * 2;
+            kr->async_group = i < 4 ? 1 + i / 2 : 0;
+            kr->async_wgrad = i % 2;
+            /* the last kernel in no async group: another sum, the same
+             * windows; its size by program (0 and 3 the same) */
+            if (i == NK - 1)
+                kr->flops *= 1.0 + 0.37 * (double)(q % 3);
+        }
+    /* async groups; userbuffers; ZeRO-3 overlapped; neither userbuffers
+     * nor async groups (coll_sums' loop for the sums alone), with ZeRO-3
+     * overlapped and serial */
+    for (int pass = 0; pass < 5; pass++) {
+        ApprofHardwareSpec hw;
+        ApprofPriceMemo *memo = NULL;
+        hw_fixture_round_spec(&hw);
+        hw.tp_async_grad = pass == 0 ? 1.0 : 0.0;
+        hw.tp_comm_overlap = pass < 3 ? 0.8 : 0.0;
+        hw.zero3_schedule = pass == 2 || pass == 3 ? APPROF_ZERO3_FSDP2 : APPROF_ZERO3_SERIAL;
+        uint64_t id = approf_coll_prefix_id();
+        for (int q = 0; q < NQ; q++) {
+            memset(&prog[q], 0, sizeof prog[q]);
+            for (int i = 0; i < NP + NE; i++) {
+                int v = i < NP ? i : i + 5 * (q + 1);
+                c[q][i] = hw_fixture_coll((ApprofCollKind)(v % 3), 3e6 * (1 + v), 8, 1);
+                c[q][i].async_group = v % 3;
+                c[q][i].async_wgrad = v % 2;
+                c[q][i].blocking = v == 4;
+                c[q][i].zero3_unit = v == 2 || v == 6 ? 1 + v / 4 : 0;
+            }
+            prog[q].kernels[1] = k[q];
+            prog[q].n_kernels[1] = NK;
+            prog[q].colls[1] = c[q];
+            prog[q].n_colls[1] = NP + NE;
+            prog[q].coll_prefix[1] = id;
+            prog[q].n_coll_prefix[1] = NP;
+        }
+        /* 0 kept with its prices, 1 resumed, 1 again (its own entry), 2
+         * resumed (from 0's), 3 of 0's sum (the exact hit) */
+        for (int q = 0; q < NQ; q++)
+            same_phase_of(&hw, &memo, &prog[q], 1);
+        same_phase_of(&hw, &memo, &prog[1], 1);
+        /* more prefixes than the memo keeps, of other lengths, then the
+         * first again: priced anew, the slots' buffers grown and reused */
+        for (int r = 0; r < 150; r++) {
+            ApprofStageProgram o = prog[r % NQ];
+            o.coll_prefix[1] = approf_coll_prefix_id();
+            o.n_coll_prefix[1] = 1 + (size_t)r % NP;
+            same_phase_of(&hw, &memo, &o, 1);
+            same_phase_of(&hw, &memo, &prog[(r + 1) % NQ], 1);
+        }
+        approf_price_memo_free(memo);
+    }
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
@@ -405,6 +486,7 @@ int main(void)
         {"shared kernel arrays: sums kept per array and groups", test_shared_kernel_sums},
         {"kernel prices kept: each field of the key", test_kernel_prices_kept},
         {"a build's collective prefix resumed as priced fresh", test_coll_prefix_resumed},
+        {"a collective prefix resumed from another kernel sum", test_coll_prefix_other_sum},
     };
     return CUNIT_RUN("collective prices kept", tests);
 }
