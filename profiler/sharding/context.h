@@ -183,6 +183,9 @@ typedef struct HeldForward {
      * function of the kernels and digests held here alone */
     ApprofHash128 list;
     int list_set;
+    /* the none build's push_ops for the full build holding this forward
+     * (program_splice.c); NULL: not kept */
+    struct ShardSplice *splice;
 } HeldForward;
 
 /* The per-tensor arrays of a stage set-up (ShardStage.t_cons, t_first,

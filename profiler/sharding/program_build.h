@@ -40,6 +40,10 @@ typedef struct ProgBuild {
     int dig_borrowed;             /* kdig[0] is held's: not freed */
     ShardFacts *facts;            /* this build's facts, for the other modes (program_held.c) */
     int placed;                   /* p's placements taken from the held forward's facts */
+    /* a none build's record of its push_ops for the full build
+     * (program_splice.c), and a full build's splice taken from its held
+     * forward: push_ops' result without pushing; NULL: none */
+    struct ShardSplice *rec, *splice;
     /* from the held forward's facts, copied before a full recomputation
      * empties its slot (shard_forward_hold): each op's parameter bytes
      * (NULL: summed here) and the backward walk (bwd_set) */
