@@ -10,6 +10,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -590,6 +591,13 @@ static void memory_sizes(ProgBuild *b, ShardPlaceSums *s)
     p->initial_size = (int64_t)llround(s->param_elems * per_elem);
 }
 
+static atomic_ulong builds;
+
+unsigned long shard_build_count(void)
+{
+    return atomic_load(&builds);
+}
+
 /* The program of the solved stage st, step by step: the per-tensor facts,
  * recomputation, kernels and collectives, the gradient synchronisation,
  * placements and memory; then the ZeRO variants the request's family asks
@@ -600,6 +608,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                    .held = st->hw && st->hw->fp8 ? NULL : shard_forward_find(st)};
     ShardPlaceSums sum = {0};
     BackwardEnds ends;
+    atomic_fetch_add(&builds, 1);
     size_t pre_colls[2] = {0, 0}; /* the collectives before the end */
     memset(&ends, 0, sizeof ends);
     /* a held forward's list digest, as its build's end made it: this

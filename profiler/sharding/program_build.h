@@ -58,6 +58,10 @@ typedef struct ProgBuild {
     void *own;
 } ProgBuild;
 
+/* program.c: the stage programs built in this process
+ * (shard_build_program's calls; a test's witness of builds spared). */
+unsigned long shard_build_count(void);
+
 /* program_scratch.c: the per-tensor facts and the per-op arrays of a
  * build (taken; given back, the facts all zero), the context's freed;
  * and what the held forward's facts keep besides the tensor facts,

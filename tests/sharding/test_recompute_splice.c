@@ -27,6 +27,7 @@
 #include "cunit_run.h"
 #include "graph.h"
 #include "model/zoo.h"
+#include "sharding/program_build.h"
 #include "sharding/program_splice.h"
 #include "sharding/sharding.h"
 #include "stage.h"
@@ -90,10 +91,64 @@ static void test_zoo(void)
     CU_ASSERT(models >= 4);
 }
 
+/* A submesh's configs in the sweep's order (approf_config_variants):
+ * the plain entry (level 0, none, ZeRO 0 with its family 1-3) of every
+ * config, then each config's other variants, levels 0-2, none, selective
+ * and full, ZeRO 0 (with its family) to 3. Between the last config's
+ * plain build and its ZeRO-1 request the three configs before it put 8
+ * families of 3 each (72 puts): every ZeRO 1-3 request is taken from
+ * its family, none built (context.h, SHARD_ZERO_SLOTS). */
+static void test_zero_slots(void)
+{
+    static const int cfg[4][3] = {{4, 1, 0}, {2, 2, 0}, {1, 4, 0}, {4, 1, -1}};
+    static const int ranges[3][2] = {{0, 1}, {0, 0}, {1, 1}};
+    ApprofZooOptions o;
+    zoo_fixture_small_options(&o, "bf16");
+    ApprofGraph *g = zoo_fixture_build("gpt", &o);
+    ZooTwoLayers s;
+    zoo_fixture_two_layers(&s, g);
+    ApprofShardContext *ctx = NULL;
+    CU_ASSERT_FATAL(approf_shard_context_new(g, &s.l, &s.hw, 4, &ctx) == 0);
+    unsigned long zero_builds = 0, builds = shard_build_count();
+    int taken = 0;
+    for (int r = 0; r < 3; r++)
+        for (int pass = 0; pass < 2; pass++)
+            for (int c = 0; c < 4; c++)
+                for (int lvl = 0; lvl < 3; lvl++)
+                    for (int m = 0; m < 3; m++)
+                        for (int z = 0; z <= 3; z++) {
+                            int plain = lvl == 0 && m == 0 && z == 0;
+                            if (plain != (pass == 0))
+                                continue;
+                            ApprofShardRequest req =
+                                zoo_fixture_request(ranges[r][0], ranges[r][1], cfg[c][0],
+                                                    cfg[c][1], cfg[c][2], 3, lvl, modes[m]);
+                            req.variant.zero = z;
+                            req.zero_family = z == 0 ? 0xEu : 0u;
+                            ApprofStageProgram p;
+                            char err[256];
+                            memset(&p, 0, sizeof p);
+                            unsigned long before = shard_build_count();
+                            int rc = approf_shard_stage(ctx, &req, &p, err, sizeof err);
+                            if (z > 0) {
+                                zero_builds += shard_build_count() - before;
+                                taken += rc == 0 && shard_build_count() == before;
+                            }
+                            approf_stage_program_clear(&p);
+                        }
+    printf("\n  %lu builds, %d ZeRO 1-3 programs taken, %lu built", shard_build_count() - builds,
+           taken, zero_builds);
+    CU_ASSERT(taken > 0);
+    CU_ASSERT_EQUAL(zero_builds, 0);
+    approf_shard_context_free(&ctx);
+    approf_graph_free(&g);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"the zoo's full programs spliced equal fresh builds", test_zoo},
+        {"a submesh's ZeRO families outlive its configs' variants", test_zero_slots},
     };
     return CUNIT_RUN("recompute-full programs spliced from the none build", tests);
 }
