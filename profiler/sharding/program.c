@@ -608,9 +608,9 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                    .held = st->hw && st->hw->fp8 ? NULL : shard_forward_find(st)};
     ShardPlaceSums sum = {0};
     BackwardEnds ends;
-    atomic_fetch_add(&builds, 1);
     size_t pre_colls[2] = {0, 0}; /* the collectives before the end */
     memset(&ends, 0, sizeof ends);
+    atomic_fetch_add(&builds, 1);
     /* a held forward's list digest, as its build's end made it: this
      * build holds the same kernels and digests (program_finish.c,
      * kernel_list) */
