@@ -159,10 +159,19 @@ typedef struct ProgKeyMemo {
 
 #define SHARD_PKEY_SLOTS 16
 
-/* Derived variants kept at once: the zero variants of Alpa's configs of a
- * submesh (up to 9 logical meshes, 3 each) wait while the other configs'
- * plain entries are built; a miss only means building again. */
-#define SHARD_ZERO_SLOTS 32
+/* Derived variants kept at once (a ring): the zero variants of Alpa's
+ * configs of a submesh (up to 10: approf_config_choices), 3 each, wait
+ * while the other configs' plain entries are built and, in the full
+ * space, while the configs before theirs build their variants
+ * (approf_config_variants: the plain entries of all configs first, then
+ * each config's other variants). The last config's family is put by its
+ * plain build; before its ZeRO-1 request, each of the C - 1 configs
+ * before it puts (L R - 1) families of 3 (L memory levels, R
+ * recomputation modes): with L = R = 3 and C = 10, 216 puts, and 2 of its
+ * own. 32 slots lost 1,169 families on the 70b sweep (docs/performance.md,
+ * "Fewer builds in the full space", section 3), built again; a miss only
+ * means building again (the same program: exact). */
+#define SHARD_ZERO_SLOTS 256
 
 /* The forward kernels of a program built in this context, for the
  * programs of its other recomputation modes (program_held.c): a stage's
@@ -183,6 +192,9 @@ typedef struct HeldForward {
      * function of the kernels and digests held here alone */
     ApprofHash128 list;
     int list_set;
+    /* the none build's push_ops for the full build holding this forward
+     * (program_splice.c); NULL: not kept */
+    struct ShardSplice *splice;
 } HeldForward;
 
 /* The per-tensor arrays of a stage set-up (ShardStage.t_cons, t_first,

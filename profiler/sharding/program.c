@@ -10,6 +10,7 @@
  */
 #include <assert.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "sharding/sharding_int.h"
 #include "sharding/program_int.h"
 #include "sharding/program_build.h"
+#include "sharding/program_splice.h"
 #include "sharding/sharding.h"
 
 /* Layout consumer o (stage-local) wants input slot i in, and on which axes
@@ -202,7 +204,8 @@ static int plan_recompute(ProgBuild *b)
     }
     shard_mark_kept(st, b->ti, b->touched, b->n_touched, b->recomp, b->blk, b->n_blk);
     shard_mark_param_reads(st, b->ti, b->recomp);
-    group_uses(st, b->ti, b->recomp, b->cl);
+    if (!b->splice) /* read by push_ops alone */
+        group_uses(st, b->ti, b->recomp, b->cl);
     return 0;
 }
 
@@ -369,8 +372,17 @@ static int reshard_input(ProgBuild *b, int o, int i, ShardLayout lc, const int p
      * gradient's collective (async_wgrad, shard_reshard) under its
      * weight-gradient GEMMs */
     for (int q = 0; q < nb && !rc; q++) {
+        size_t at = p->n_colls[1];
         bc[q].async_group = group;
         rc = shard_push_coll(p, 1, &b->ccap[1], &bc[q]);
+        /* a re-gather copy (async_wgrad 0, its forward collective's; a
+         * gradient's is 1: shard_reshard), pushed: noted for the full
+         * build's splice, whose backward has none (program_splice.c) */
+        if (!rc && b->rec && regather && !bc[q].async_wgrad && p->n_colls[1] > at &&
+            shard_splice_note_copy(b->rec, at)) {
+            shard_splice_free(b->rec);
+            b->rec = NULL;
+        }
     }
     return rc;
 }
@@ -451,12 +463,20 @@ static int push_ops(ProgBuild *b)
     int rc = 0;
     for (int o = 0; o < st->n_ops && !rc; o++) {
         const ShardStrat *s = &st->ops[o].s[st->choice[o]];
-        size_t bw0;
+        size_t bw0, f0 = p->n_kernels[0];
         rc = push_op_kernels(b, o, s, &bw0);
+        if (b->rec) { /* o's runs, for the full build's splice */
+            b->rec->fb[o] = f0;
+            b->rec->bb[o] = bw0;
+        }
         if (!rc)
             rc = push_reduce_colls(b, o, s);
         if (!rc)
             rc = push_input_colls(b, o, bw0);
+    }
+    if (b->rec) {
+        b->rec->fb[st->n_ops] = p->n_kernels[0];
+        b->rec->bb[st->n_ops] = p->n_kernels[1];
     }
     for (size_t i = 0, n0 = p->n_colls[0]; i < n0 && !rc; i++) {
         const ApprofCollective c = p->colls[0][i];
@@ -571,6 +591,13 @@ static void memory_sizes(ProgBuild *b, ShardPlaceSums *s)
     p->initial_size = (int64_t)llround(s->param_elems * per_elem);
 }
 
+static atomic_ulong builds;
+
+unsigned long shard_build_count(void)
+{
+    return atomic_load(&builds);
+}
+
 /* The program of the solved stage st, step by step: the per-tensor facts,
  * recomputation, kernels and collectives, the gradient synchronisation,
  * placements and memory; then the ZeRO variants the request's family asks
@@ -581,7 +608,9 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
                    .held = st->hw && st->hw->fp8 ? NULL : shard_forward_find(st)};
     ShardPlaceSums sum = {0};
     BackwardEnds ends;
+    size_t pre_colls[2] = {0, 0}; /* the collectives before the end */
     memset(&ends, 0, sizeof ends);
+    atomic_fetch_add(&builds, 1);
     /* a held forward's list digest, as its build's end made it: this
      * build holds the same kernels and digests (program_finish.c,
      * kernel_list) */
@@ -594,6 +623,11 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     /* the steps read each op's saved mask several times a build */
     shard_op_facts_make(st->ctx);
     int rc = shard_build_scratch_take(&b);
+    /* a none build records its push_ops for the full build of its held
+     * forward, which takes that record instead of pushing its own
+     * (program_splice.c) */
+    b.rec = shard_splice_start(&b);
+    b.splice = shard_splice_take(&b, b.held);
     /* the tensor facts and placements of a held forward's build, where it
      * kept them: the same stage and sharding solution (program_held.c) */
     const ShardFacts *hf = b.held ? b.held->facts : NULL;
@@ -615,7 +649,7 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     if (!rc)
         rc = reserve_kernels(&b);
     if (!rc)
-        rc = push_ops(&b);
+        rc = b.splice ? shard_splice_push(&b, b.splice) : push_ops(&b);
     if (!rc) {
         choose_grad_sync(&b);
         if (!b.placed) {
@@ -651,6 +685,8 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
     if (!rc) {
         memory_sizes(&b, &sum);
         SigShared sig = {{p->n_colls[0], p->n_colls[1]}, {0, 0}, 0, {{0, 0}, {0, 0}}, {0, 0}};
+        pre_colls[0] = p->n_colls[0];
+        pre_colls[1] = p->n_colls[1];
         ZeroTail tail = {sum.param_elems, sum.params > 0.0 ? sum.params_read / sum.params : 0.0,
                          b.blk, b.n_blk, b.pdig, NULL, &sig};
         int family = st->ctx && st->req && (st->zero_family >> (st->variant.zero + 1));
@@ -710,9 +746,15 @@ int shard_build_program(const ShardStage *st, ApprofStageProgram *p)
             per16 <= 64 * 16)
             *kp = (int)per16;
     }
-    if (!rc && !b.held && !(st->hw && st->hw->fp8)) /* for the other modes */
+    if (!rc && !b.held && !(st->hw && st->hw->fp8)) { /* for the other modes */
         shard_forward_keep(st, p, &b.kdig[0], &b.facts,
                            ends.fwd_list_set ? &ends.fwd_list : NULL);
+        if (b.rec)
+            shard_splice_keep(&b, b.rec, ends.pre_share, ends.pre_n, pre_colls);
+        b.rec = NULL;
+    }
+    shard_splice_free(b.rec);
+    shard_splice_free(b.splice);
     shard_facts_free(b.facts);
     shard_backward_ends_free(&ends);
     if (!b.dig_borrowed)

@@ -40,6 +40,10 @@ typedef struct ProgBuild {
     int dig_borrowed;             /* kdig[0] is held's: not freed */
     ShardFacts *facts;            /* this build's facts, for the other modes (program_held.c) */
     int placed;                   /* p's placements taken from the held forward's facts */
+    /* a none build's record of its push_ops for the full build
+     * (program_splice.c), and a full build's splice taken from its held
+     * forward: push_ops' result without pushing; NULL: none */
+    struct ShardSplice *rec, *splice;
     /* from the held forward's facts, copied before a full recomputation
      * empties its slot (shard_forward_hold): each op's parameter bytes
      * (NULL: summed here) and the backward walk (bwd_set) */
@@ -53,6 +57,10 @@ typedef struct ProgBuild {
     int *param_ops, *blk_room;
     void *own;
 } ProgBuild;
+
+/* program.c: the stage programs built in this process
+ * (shard_build_program's calls; a test's witness of builds spared). */
+unsigned long shard_build_count(void);
 
 /* program_scratch.c: the per-tensor facts and the per-op arrays of a
  * build (taken; given back, the facts all zero), the context's freed;

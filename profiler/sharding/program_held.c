@@ -22,6 +22,7 @@
 
 #include "sharding/context.h"
 #include "sharding/program_int.h"
+#include "sharding/program_splice.h"
 
 static int eligible(const ShardStage *st)
 {
@@ -39,6 +40,7 @@ static void slot_clear(HeldForward *h)
 {
     approf_kernel_share_release(h->k);
     shard_facts_free(h->facts);
+    shard_splice_free(h->splice);
     free(h->dig);
     free(h->choice);
     memset(h, 0, sizeof *h);
