@@ -94,16 +94,24 @@ static void measurement_unpack(ApprofMeasurement *out, const ReuseMeasurement *i
     UNPACK(out, in, ApprofMeasurement);
 }
 
-static void reuse_slots_free(ReuseTable *t)
+/* Empties the slots in place (the array and its capacity stay). */
+static void reuse_slots_clear(ReuseTable *t)
 {
     for (size_t i = 0; i < t->cap; i++)
         if (t->slots[i].used) {
             free(t->slots[i].m[0].error);
             free(t->slots[i].m[1].error);
+            memset(&t->slots[i], 0, sizeof t->slots[i]);
         }
+    t->n = 0;
+}
+
+static void reuse_slots_free(ReuseTable *t)
+{
+    reuse_slots_clear(t);
     free(t->slots);
     t->slots = NULL;
-    t->cap = t->n = 0;
+    t->cap = 0;
 }
 
 /* The slots' byte cap: APPROF_REUSE_CAP_BYTES from the environment when
@@ -180,10 +188,14 @@ static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
     size_t i;
     if (!sig[0])
         return NULL;
+    /* at the cap: the slots start again in their array (no fresh pages to
+     * fault in, no regrowth from 1024). Exact: it holds what a freed,
+     * regrown one would (the slots inserted since), and starts again at the
+     * same n (the cap's (n + 1) * 2 > cap) */
+    if (insert && (t->n + 1) * 2 > t->cap && t->cap >= reuse_max_slots(t))
+        reuse_slots_clear(t);
     if (insert && (t->n + 1) * 2 > t->cap) {
         size_t most = reuse_max_slots(t);
-        if (t->cap >= most)
-            reuse_slots_free(t); /* at the cap: the slots start again */
         size_t ncap = t->cap ? t->cap * 2 : 1024 < most ? 1024 : most;
         ReuseSlot *ns = costdb_table_alloc(ncap, sizeof *ns);
         if (!ns)
