@@ -629,29 +629,16 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     ReuseSlot *slot;
 
     reuse_enter(sw, t);
-    memset(&req, 0, sizeof req);
+    approf_sweep_tuple_request(sw, t, &req);
     memset(&prog, 0, sizeof prog);
-    req.start_layer = t->start;
-    req.end_layer = t->end;
-    req.mesh_hosts = sw->submeshes[t->submesh].n;
-    req.mesh_gpus = sw->submeshes[t->submesh].m;
-    req.logical_a = sw->configs[t->submesh][t->config].logical_a;
-    req.logical_b = sw->configs[t->submesh][t->config].logical_b;
-    req.force_batch_dim = sw->configs[t->submesh][t->config].force_batch_dim;
-    req.method = sw->ilp_method;
-    req.variant = sw->configs[t->submesh][t->config].variant;
-    req.memory_levels = sw->memory_levels;
-    req.zero_family = sw->zero_above[t->submesh][t->config];
-    /* the analytic backend's pricing below and what the entry reads of
-     * the program take a phase's kernels in two parts (stage.h) */
-    req.kernel_views = approf_backend_prices_phases(&sw->backend);
     *n_placements = 0;
 
     /* A stage alike to one built before (same program key): its entries
      * and placements without building the program. order is the key
      * memo's own array (no copy per tuple), kept until the next key: the
-     * build below asks for none. */
-    have_key = approf_shard_program_key_view(sw->shard, &req, key, &order, &n_order) == 0;
+     * build below asks for none, the next tuple's is asked once this one
+     * is done (approf_sweep_key_ahead). */
+    have_key = approf_sweep_tuple_key(sw, t, &req, key, &order, &n_order);
     const ProgTemplate *tp = have_key ? template_store_find(&sw->reuse.tpl, key) : NULL;
     if (tp && !tp->pl_kept && sw->group_owner[t->submesh][t->config] == t->config)
         tp = NULL;
@@ -675,6 +662,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         if (rc < 0)
             return rc;
         *n_placements = rc;
+        approf_sweep_key_ahead(sw, t);
         return 0;
     }
 
@@ -701,6 +689,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         if (have_key)
             template_record(sw, t, key, entries, 0, NULL, NULL, order, n_order);
         approf_stage_program_clear(&prog);
+        approf_sweep_key_ahead(sw, t);
         return 0;
     }
     /* prog's phases as its measurement priced them, when it did
@@ -795,6 +784,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     if (rc < 0)
         return rc;
     *n_placements = rc;
+    approf_sweep_key_ahead(sw, t);
     (void)cfg;
     return 0;
 }
