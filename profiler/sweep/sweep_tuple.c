@@ -531,26 +531,34 @@ static int wants_placements(const Sweep *sw, const ApprofTuple *t, const CostdbE
 }
 
 /* Placement rows of a template, its tensors read through the stage's
- * tensor order. */
+ * tensor order: template_placement_next's rows in its order (run by run,
+ * each block reps times, the r-th with the ordinals plus r * delta), the
+ * runs expanded here rather than a call per row. */
 static int template_placements(const ProgTemplate *tp, const int *order, int n_order,
                                ApprofSlotPlacement **buf, size_t *cap)
 {
-    TemplateCursor c = {0, 0, 0, 0};
+    int k = 0;
     if (!tp->n_pl)
         return 0;
     /* rows added zeroed: every byte defined (MPI sends whole rows) */
     if (util_grow_zero((void **)buf, cap, (size_t)tp->n_pl, sizeof **buf) < 0)
         return APPROF_ENOMEM;
-    for (int k = 0; k < tp->n_pl; k++) {
-        TemplatePlacement src = template_placement_next(tp, &c);
-        if (src.ordinal < 0 || src.ordinal >= n_order)
-            return APPROF_EINVAL;
-        (*buf)[k].tensor = order[src.ordinal];
-        (*buf)[k].role = src.role;
-        (*buf)[k].spec_len = src.spec_len;
-        (*buf)[k].spec = src.spec;
+    ApprofSlotPlacement *out = *buf;
+    for (int r = 0; r < tp->n_runs && k < tp->n_pl; r++) {
+        const TemplateRun *run = &tp->run[r];
+        const TemplatePlacement *block = tp->rows + run->at;
+        for (int rep = 0, shift = 0; rep < run->reps; rep++, shift += run->delta)
+            for (int q = 0; q < run->len; q++, k++) {
+                int ordinal = block[q].ordinal + shift;
+                if (ordinal < 0 || ordinal >= n_order)
+                    return APPROF_EINVAL;
+                out[k].tensor = order[ordinal];
+                out[k].role = block[q].role;
+                out[k].spec_len = block[q].spec_len;
+                out[k].spec = block[q].spec;
+            }
     }
-    return tp->n_pl;
+    return k == tp->n_pl ? k : APPROF_EINVAL;
 }
 
 /* Records the results of a stage built from scratch under its key; without
