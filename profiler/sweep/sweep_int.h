@@ -62,6 +62,16 @@ typedef struct {
                                    * hold (their largest): from that tuple on none is asked */
     ApprofPriceMemo *price_memo;  /* the analytic backend's prices kept (this thread's;
                                    * approf_phase_seconds_memo) */
+    /* The program key of the tuple after the last one profiled, asked for
+     * ahead when the tuples come in order, its template slots prefetched
+     * (sweep_ahead.c): ahead_t the tuple, NULL when none; last_t the tuple
+     * profiled last. */
+    const ApprofTuple *ahead_t, *last_t;
+    int ahead_have, ahead_n;
+    int ahead_mode;               /* 0: not read yet; 1: on; 2: off (APPROF_KEY_AHEAD=0,
+                                   * an internal knob for tests) */
+    uint64_t ahead_key[2];
+    const int *ahead_order;
 } ReuseTable;
 
 /* Frees the reuse table and its program templates (sweep_tuple.c). */
@@ -194,6 +204,18 @@ void approf_sweep_config_groups(Sweep *sw);
  * tuple needs more and otherwise reused, so that a sweep allocates it a
  * few times rather than once per tuple. A failure of the tuple itself is
  * stored in the entries; only ENOMEM and the like are returned. */
+/* Tuple t's sharding request (sweep_ahead.c). */
+void approf_sweep_tuple_request(const Sweep *sw, const ApprofTuple *t, ApprofShardRequest *req);
+/* The program key of t (req its request) and the tensor order lent with it
+ * (approf_shard_program_key_view): the one asked ahead when t is
+ * ReuseTable.ahead_t, else asked now; 1 when there is one, else 0. */
+int approf_sweep_tuple_key(Sweep *sw, const ApprofTuple *t, const ApprofShardRequest *req,
+                           uint64_t key[2], const int **order, int *n_order);
+/* Once t is profiled (its lent order no longer read): when t followed the
+ * tuple profiled before it, asks for the key of t + 1 and prefetches its
+ * template slots (sweep_ahead.c). */
+void approf_sweep_key_ahead(Sweep *sw, const ApprofTuple *t);
+
 int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const ApprofTuple *t,
                                CostdbEntry entries[2], ApprofSlotPlacement **placements,
                                size_t *cap, int *n_placements, ApprofSweepSummary *sum);

@@ -249,6 +249,14 @@ static void rotate_if_full(TemplateStore *s)
     memset(&s->young, 0, sizeof s->young);
 }
 
+void template_store_prefetch(const TemplateStore *s, const uint64_t key[2])
+{
+    if (s->young.cap)
+        __builtin_prefetch(&s->young.slot[(size_t)key[0] & (s->young.cap - 1)]);
+    if (s->old.cap)
+        __builtin_prefetch(&s->old.slot[(size_t)key[0] & (s->old.cap - 1)]);
+}
+
 ProgTemplate *template_store_find(TemplateStore *s, const uint64_t key[2])
 {
     TemplateSlot *y = table_slot(&s->young, key), *o;

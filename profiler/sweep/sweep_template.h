@@ -93,6 +93,9 @@ size_t template_cap_default(void);
 /* The template of key, or NULL (the pointer stays valid until the
  * template is dropped: by a later put, or a clear). */
 ProgTemplate *template_store_find(TemplateStore *s, const uint64_t key[2]);
+/* Prefetches the slots where template_store_find starts its probes for
+ * key (reads nothing into the store). */
+void template_store_prefetch(const TemplateStore *s, const uint64_t key[2]);
 /* Keeps *tp (its blocks moved in, *tp zeroed) under its key unless a
  * template of that key is there (then *tp is freed); 0, or
  * APPROF_ENOMEM with *tp freed. */

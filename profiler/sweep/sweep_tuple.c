@@ -94,16 +94,24 @@ static void measurement_unpack(ApprofMeasurement *out, const ReuseMeasurement *i
     UNPACK(out, in, ApprofMeasurement);
 }
 
-static void reuse_slots_free(ReuseTable *t)
+/* Empties the slots in place (the array and its capacity stay). */
+static void reuse_slots_clear(ReuseTable *t)
 {
     for (size_t i = 0; i < t->cap; i++)
         if (t->slots[i].used) {
             free(t->slots[i].m[0].error);
             free(t->slots[i].m[1].error);
+            memset(&t->slots[i], 0, sizeof t->slots[i]);
         }
+    t->n = 0;
+}
+
+static void reuse_slots_free(ReuseTable *t)
+{
+    reuse_slots_clear(t);
     free(t->slots);
     t->slots = NULL;
-    t->cap = t->n = 0;
+    t->cap = 0;
 }
 
 /* The slots' byte cap: APPROF_REUSE_CAP_BYTES from the environment when
@@ -180,10 +188,14 @@ static ReuseSlot *reuse_find(ReuseTable *t, const char *sig, int insert)
     size_t i;
     if (!sig[0])
         return NULL;
+    /* at the cap: the slots start again in their array (no fresh pages to
+     * fault in, no regrowth from 1024). Exact: it holds what a freed,
+     * regrown one would (the slots inserted since), and starts again at the
+     * same n (the cap's (n + 1) * 2 > cap) */
+    if (insert && (t->n + 1) * 2 > t->cap && t->cap >= reuse_max_slots(t))
+        reuse_slots_clear(t);
     if (insert && (t->n + 1) * 2 > t->cap) {
         size_t most = reuse_max_slots(t);
-        if (t->cap >= most)
-            reuse_slots_free(t); /* at the cap: the slots start again */
         size_t ncap = t->cap ? t->cap * 2 : 1024 < most ? 1024 : most;
         ReuseSlot *ns = costdb_table_alloc(ncap, sizeof *ns);
         if (!ns)
@@ -519,26 +531,34 @@ static int wants_placements(const Sweep *sw, const ApprofTuple *t, const CostdbE
 }
 
 /* Placement rows of a template, its tensors read through the stage's
- * tensor order. */
+ * tensor order: template_placement_next's rows in its order (run by run,
+ * each block reps times, the r-th with the ordinals plus r * delta), the
+ * runs expanded here rather than a call per row. */
 static int template_placements(const ProgTemplate *tp, const int *order, int n_order,
                                ApprofSlotPlacement **buf, size_t *cap)
 {
-    TemplateCursor c = {0, 0, 0, 0};
+    int k = 0;
     if (!tp->n_pl)
         return 0;
     /* rows added zeroed: every byte defined (MPI sends whole rows) */
     if (util_grow_zero((void **)buf, cap, (size_t)tp->n_pl, sizeof **buf) < 0)
         return APPROF_ENOMEM;
-    for (int k = 0; k < tp->n_pl; k++) {
-        TemplatePlacement src = template_placement_next(tp, &c);
-        if (src.ordinal < 0 || src.ordinal >= n_order)
-            return APPROF_EINVAL;
-        (*buf)[k].tensor = order[src.ordinal];
-        (*buf)[k].role = src.role;
-        (*buf)[k].spec_len = src.spec_len;
-        (*buf)[k].spec = src.spec;
+    ApprofSlotPlacement *out = *buf;
+    for (int r = 0; r < tp->n_runs && k < tp->n_pl; r++) {
+        const TemplateRun *run = &tp->run[r];
+        const TemplatePlacement *block = tp->rows + run->at;
+        for (int rep = 0, shift = 0; rep < run->reps; rep++, shift += run->delta)
+            for (int q = 0; q < run->len; q++, k++) {
+                int ordinal = block[q].ordinal + shift;
+                if (ordinal < 0 || ordinal >= n_order)
+                    return APPROF_EINVAL;
+                out[k].tensor = order[ordinal];
+                out[k].role = block[q].role;
+                out[k].spec_len = block[q].spec_len;
+                out[k].spec = block[q].spec;
+            }
     }
-    return tp->n_pl;
+    return k == tp->n_pl ? k : APPROF_EINVAL;
 }
 
 /* Records the results of a stage built from scratch under its key; without
@@ -617,29 +637,16 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     ReuseSlot *slot;
 
     reuse_enter(sw, t);
-    memset(&req, 0, sizeof req);
+    approf_sweep_tuple_request(sw, t, &req);
     memset(&prog, 0, sizeof prog);
-    req.start_layer = t->start;
-    req.end_layer = t->end;
-    req.mesh_hosts = sw->submeshes[t->submesh].n;
-    req.mesh_gpus = sw->submeshes[t->submesh].m;
-    req.logical_a = sw->configs[t->submesh][t->config].logical_a;
-    req.logical_b = sw->configs[t->submesh][t->config].logical_b;
-    req.force_batch_dim = sw->configs[t->submesh][t->config].force_batch_dim;
-    req.method = sw->ilp_method;
-    req.variant = sw->configs[t->submesh][t->config].variant;
-    req.memory_levels = sw->memory_levels;
-    req.zero_family = sw->zero_above[t->submesh][t->config];
-    /* the analytic backend's pricing below and what the entry reads of
-     * the program take a phase's kernels in two parts (stage.h) */
-    req.kernel_views = approf_backend_prices_phases(&sw->backend);
     *n_placements = 0;
 
     /* A stage alike to one built before (same program key): its entries
      * and placements without building the program. order is the key
      * memo's own array (no copy per tuple), kept until the next key: the
-     * build below asks for none. */
-    have_key = approf_shard_program_key_view(sw->shard, &req, key, &order, &n_order) == 0;
+     * build below asks for none, the next tuple's is asked once this one
+     * is done (approf_sweep_key_ahead). */
+    have_key = approf_sweep_tuple_key(sw, t, &req, key, &order, &n_order);
     const ProgTemplate *tp = have_key ? template_store_find(&sw->reuse.tpl, key) : NULL;
     if (tp && !tp->pl_kept && sw->group_owner[t->submesh][t->config] == t->config)
         tp = NULL;
@@ -663,6 +670,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         if (rc < 0)
             return rc;
         *n_placements = rc;
+        approf_sweep_key_ahead(sw, t);
         return 0;
     }
 
@@ -689,6 +697,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
         if (have_key)
             template_record(sw, t, key, entries, 0, NULL, NULL, order, n_order);
         approf_stage_program_clear(&prog);
+        approf_sweep_key_ahead(sw, t);
         return 0;
     }
     /* prog's phases as its measurement priced them, when it did
@@ -783,6 +792,7 @@ int approf_sweep_profile_tuple(Sweep *sw, const ApprofSweepConfig *cfg, const Ap
     if (rc < 0)
         return rc;
     *n_placements = rc;
+    approf_sweep_key_ahead(sw, t);
     (void)cfg;
     return 0;
 }
