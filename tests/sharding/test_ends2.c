@@ -10,6 +10,8 @@
  * digest redone) and no add; every other op with parameters gets one add
  * (shard_grad_accum_kernel of its elements, the op set), in op order,
  * after the backward's kernels; the count is exactly the kernels written.
+ * And shard_transient_peak's forward walk, each input tested once, against
+ * the two passes it made before, bit for bit.
  */
 #include <CUnit/Basic.h>
 #include <stdlib.h>
@@ -139,10 +141,92 @@ static void test_fused_adds(void)
     free(dig[1]);
 }
 
+/* The forward walk's rule written out as two passes over the inputs (an
+ * in-place op's aliased input freed before its outputs are counted, the
+ * others after the peak's test), as shard_transient_peak walked it
+ * before ends2. */
+static double peak_two_passes(const ShardStage *st, const TInfo *ti)
+{
+    const ApprofGraph *g = st->g;
+    double live = 0.0, peak = 0.0;
+    for (int o = st->op_begin; o < st->op_end; o++) {
+        const ApprofOp *op = &g->ops[o];
+        int alias = op->attrs.inplace ? op->inputs[0] : -1;
+        for (int i = 0; i < op->n_inputs; i++) {
+            const TInfo *t = &ti[op->inputs[i]];
+            if (op->inputs[i] == alias && t->in_range && t->last_use == o && !t->stage_out &&
+                !t->keep)
+                live -= t->local;
+        }
+        for (int j = 0; j < op->n_outputs; j++) {
+            const TInfo *t = &ti[op->outputs[j]];
+            if (!t->stage_out && !t->keep)
+                live += t->local;
+        }
+        if (live > peak)
+            peak = live;
+        for (int i = 0; i < op->n_inputs; i++) {
+            const TInfo *t = &ti[op->inputs[i]];
+            if (op->inputs[i] != alias && t->in_range && t->last_use == o && !t->stage_out &&
+                !t->keep)
+                live -= t->local;
+        }
+    }
+    return peak;
+}
+
+/* A chain of ops, some in place, some reading a tensor twice (the alias
+ * among them), with kept, stage-output and outside tensors, sizes whose
+ * sums round (so an order changed would show): the walk's peak bit for
+ * bit the two passes'. */
+static void test_forward_peak_one_pass(void)
+{
+    enum { OPS = 10, TS = 24 };
+    ApprofOp ops[OPS];
+    ApprofTensor tensors[TS];
+    TInfo ti[TS];
+    ApprofGraph g;
+    memset(ops, 0, sizeof ops);
+    memset(tensors, 0, sizeof tensors);
+    memset(ti, 0, sizeof ti);
+    memset(&g, 0, sizeof g);
+    g.ops = ops;
+    g.n_ops = OPS;
+    g.tensors = tensors;
+    g.n_tensors = TS;
+    /* op o reads tensor o (and o - 1, or o again) and writes o + 1 */
+    for (int o = 0; o < OPS; o++) {
+        ApprofOp *op = &ops[o];
+        op->inputs[op->n_inputs++] = o;
+        if (o % 3 == 1)
+            op->inputs[op->n_inputs++] = o; /* the same tensor twice */
+        else if (o > 0)
+            op->inputs[op->n_inputs++] = o - 1;
+        op->outputs[op->n_outputs++] = o + 1;
+        op->attrs.inplace = o % 2;
+    }
+    for (int t = 0; t <= OPS; t++) {
+        ti[t].in_range = t > 0;
+        ti[t].last_use = t < OPS ? (t % 4 == 2 && t + 1 < OPS ? t + 1 : t) : -1;
+        ti[t].keep = t % 5 == 3;
+        ti[t].stage_out = t == OPS;
+        ti[t].local = 0.1 * (t + 1) + 1e16 * (t % 3 == 0);
+    }
+    ShardStage st;
+    memset(&st, 0, sizeof st);
+    st.g = &g;
+    st.op_begin = 0;
+    st.op_end = st.n_ops = OPS;
+    double want = peak_two_passes(&st, ti), got = shard_transient_peak(&st, ti, 0, NULL);
+    CU_ASSERT(memcmp(&want, &got, sizeof want) == 0);
+    CU_ASSERT(want > 0.0);
+}
+
 int main(void)
 {
     static const CunitTest tests[] = {
         {"adds with fusion interleaved with the GEMMs' scans", test_fused_adds},
+        {"forward peak in one pass over the inputs", test_forward_peak_one_pass},
     };
     return cunit_run("sharding_ends2", tests, sizeof tests / sizeof tests[0]);
 }
