@@ -194,7 +194,11 @@ static void test_forward_peak_one_pass(void)
     g.n_ops = OPS;
     g.tensors = tensors;
     g.n_tensors = TS;
-    /* op o reads tensor o (and o - 1, or o again) and writes o + 1 */
+    /* op o reads tensor o (and o - 1, or o again; o - 2 too every third
+     * op, so that three inputs are freed at once) and writes o + 1; a
+     * tensor's last use is the last op that reads it */
+    for (int t = 0; t < TS; t++)
+        ti[t].last_use = -1;
     for (int o = 0; o < OPS; o++) {
         ApprofOp *op = &ops[o];
         op->inputs[op->n_inputs++] = o;
@@ -202,15 +206,21 @@ static void test_forward_peak_one_pass(void)
             op->inputs[op->n_inputs++] = o; /* the same tensor twice */
         else if (o > 0)
             op->inputs[op->n_inputs++] = o - 1;
+        if (o % 3 == 0 && o >= 2)
+            op->inputs[op->n_inputs++] = o - 2;
         op->outputs[op->n_outputs++] = o + 1;
         op->attrs.inplace = o % 2;
+        for (int i = 0; i < op->n_inputs; i++)
+            ti[op->inputs[i]].last_use = o;
     }
     for (int t = 0; t <= OPS; t++) {
         ti[t].in_range = t > 0;
-        ti[t].last_use = t < OPS ? (t % 4 == 2 && t + 1 < OPS ? t + 1 : t) : -1;
-        ti[t].keep = t % 5 == 3;
-        ti[t].stage_out = t == OPS;
-        ti[t].local = 0.1 * (t + 1) + 1e16 * (t % 3 == 0);
+        ti[t].keep = t == 5;
+        ti[t].stage_out = t == 3;
+        /* growing sizes, not binary fractions: the peak is at the last
+         * op (in place: its alias freed before its output counts, two
+         * other inputs after) */
+        ti[t].local = 0.1 * (t + 1) + 0.37 * t * t;
     }
     ShardStage st;
     memset(&st, 0, sizeof st);
