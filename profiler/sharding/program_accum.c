@@ -136,14 +136,23 @@ int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProg
      * shard_push_kernels keeps it) */
     if (n > 0 && (rc = shard_reserve_kernels(p, 1, cap, dig, (size_t)n)))
         return rc;
+    /* the count and the arrays in locals: stored through p each add, the
+     * compiler reloaded them after every kernel's copy (which may alias
+     * p); stored back before fuse_grad_accum, which scans the backward
+     * to its end, adds included, as it did */
+    size_t at = p->n_kernels[1];
+    ApprofKernel *kto = p->kernels[1];
+    ApprofHash128 *dto = dig[1];
     for (int j = 0; j < n; j++) {
         int o = tab ? st->param_ops[j] : st->op_begin + j;
         double elems = (tab ? tab[o - st->op_begin] : shard_op_param_bytes_of(st, ti, o)) / gw *
                        share;
         if (!(elems >= 1.0))
             continue;
-        if (fuse)
+        if (fuse) {
+            p->n_kernels[1] = at;
             elems -= fuse_grad_accum(p, dig, o, elems, 2.0 * aw - gw);
+        }
         if (!(elems >= 1.0))
             continue;
         uint64_t bits;
@@ -160,15 +169,16 @@ int shard_push_grad_accum(const ShardStage *st, const TInfo *ti, ApprofStageProg
         }
         /* pushed as shard_push_kernels pushes a run of one (op set, not
          * async), written in the room reserved above: no call, no test
-         * of the room per add */
-        size_t at = p->n_kernels[1];
-        ApprofKernel *to = &p->kernels[1][at];
-        shard_copy_kernels(to, &seen_k[i], 1);
+         * of the room per add; the copy is shard_copy_kernels' memcpy of
+         * every byte (padding too), at a size the compiler knows, so
+         * inlined (a call and libc's memcpy dispatch per add before) */
+        ApprofKernel *to = &kto[at];
+        memcpy(to, &seen_k[i], sizeof *to);
         to->op = o;
         to->async_group = to->async_wgrad = 0;
-        dig[1][at] = seen_d[i];
-        p->n_kernels[1] = at + 1;
+        dto[at++] = seen_d[i];
     }
+    p->n_kernels[1] = at;
     return 0;
 }
 

@@ -70,13 +70,23 @@ double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir, doub
         int o = dir == 0 ? st->op_begin + q : st->op_end - 1 - q;
         const ApprofOp *op = &g->ops[o];
         if (dir == 0) {
-            /* an in-place op's output is its input's buffer */
-            int alias = op->attrs.inplace ? op->inputs[0] : -1;
+            /* an in-place op's output is its input's buffer: freed
+             * before the outputs are counted, every other input freed
+             * here (its last use) after them. Each input's test made
+             * once, the later frees' bytes noted in input order and
+             * subtracted in that order after the peak: the same
+             * subtractions and additions on live in the same order as two
+             * passes over the inputs (ends2) */
+            int alias = op->attrs.inplace ? op->inputs[0] : -1, n_freed = 0;
+            double freed[APPROF_MAX_INPUTS];
             for (int i = 0; i < op->n_inputs; i++) {
                 const TInfo *t = &ti[op->inputs[i]];
-                if (op->inputs[i] == alias && t->in_range && t->last_use == o &&
-                    !t->stage_out && !t->keep)
+                if (!(t->in_range && t->last_use == o && !t->stage_out && !t->keep))
+                    continue;
+                if (op->inputs[i] == alias)
                     live -= t->local;
+                else
+                    freed[n_freed++] = t->local;
             }
             for (int j = 0; j < op->n_outputs; j++) {
                 const TInfo *t = &ti[op->outputs[j]];
@@ -85,12 +95,8 @@ double shard_transient_peak(const ShardStage *st, const TInfo *ti, int dir, doub
             }
             if (live > peak)
                 peak = live;
-            for (int i = 0; i < op->n_inputs; i++) {
-                const TInfo *t = &ti[op->inputs[i]];
-                if (op->inputs[i] != alias && t->in_range && t->last_use == o &&
-                    !t->stage_out && !t->keep)
-                    live -= t->local;
-            }
+            for (int i = 0; i < n_freed; i++)
+                live -= freed[i];
         } else {
             /* Gradients of internal tensors: allocated at their last
              * consumer (first in reverse), freed after their producer.
